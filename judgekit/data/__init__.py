@@ -1,6 +1,5 @@
 """Datasets (real public data, downloaded or read from a mirror), sampling and simulation."""
 
-from judgekit.data._common import MissingDataWarning
 from judgekit.data._pickle import UnsafePickleError
 from judgekit.data.datasets import (
     list_datasets,
@@ -12,6 +11,7 @@ from judgekit.data.datasets import (
 from judgekit.data.fetch import DataFileError, UnverifiedDataWarning, data_files, fetch_dataset
 from judgekit.data.sampling import sample_splits
 from judgekit.data.simulate import SimJudge, Simulation, simulate_judgments, simulate_pairs
+from judgekit.exceptions import MissingDataWarning
 
 __all__ = [
     "DataFileError",

@@ -13,10 +13,6 @@ import pandas as pd
 from judgekit.data.fetch import DataFile, read_bytes
 
 
-class MissingDataWarning(UserWarning):
-    """Some known files of a dataset are neither in the mirror nor in the cache, so were skipped."""
-
-
 def short_hash(text: str, n: int = 12) -> str:
     """A stable short id for a text (hex of its sha256)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:n]

@@ -11,13 +11,11 @@ from __future__ import annotations
 import io
 import pickle
 
+from judgekit.exceptions import UnsafePickleError
+
 __all__ = ["UnsafePickleError", "safe_loads"]
 
 _PLAIN = (str, int, float, bool, type(None))
-
-
-class UnsafePickleError(pickle.UnpicklingError):
-    """The pickle asks for a global (class or function) or holds something other than plain data."""
 
 
 class _PlainUnpickler(pickle.Unpickler):

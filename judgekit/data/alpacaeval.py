@@ -24,8 +24,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from judgekit.data._common import MissingDataWarning, as_list, check_names, read_json, short_hash
+from judgekit.data._common import as_list, check_names, read_json, short_hash
 from judgekit.data.fetch import DataFile, DataFileError, is_available, read_bytes, registry_files
+from judgekit.exceptions import MissingDataWarning
 
 BASELINE = "gpt4_1106_preview"
 ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"

@@ -41,16 +41,9 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from judgekit import _env
+from judgekit.exceptions import DataFileError, UnverifiedDataWarning
 
 __all__ = ["DataFileError", "UnverifiedDataWarning", "data_files", "fetch_dataset"]
-
-
-class DataFileError(OSError):
-    """A data file is missing, corrupted, truncated or could not be downloaded."""
-
-
-class UnverifiedDataWarning(UserWarning):
-    """A file without a published checksum was downloaded and trusted on first use."""
 
 
 @dataclass(frozen=True)

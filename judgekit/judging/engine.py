@@ -24,7 +24,6 @@ import math
 import os
 import random
 import re
-import threading
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit._aioloop import BackgroundLoop
 from judgekit.judging.cache import Cache, request_key
 from judgekit.judging.logprobs import option_probabilities
 from judgekit.judging.templates import Template, _check_order, get_template
@@ -636,47 +636,26 @@ def _is_loopback(url: str) -> bool:
 
 
 class _EngineLoop:
-    """One background event loop for all engine runs (created on first use)."""
+    """One background event loop for all engine runs (started on first use)."""
 
-    _lock = threading.Lock()
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
-
-    @classmethod
-    def get(cls) -> asyncio.AbstractEventLoop:
-        with cls._lock:
-            if cls._loop is None or not cls._thread.is_alive():
-                loop = asyncio.new_event_loop()
-                thread = threading.Thread(target=loop.run_forever, name="judgekit-engine", daemon=True)
-                thread.start()
-                cls._loop, cls._thread = loop, thread
-            return cls._loop
+    _loop = BackgroundLoop("judgekit-engine")
 
     @classmethod
     def run(cls, coro, progress: _Progress | None = None, show: bool = False, desc: str = ""):
-        if cls._thread is not None and threading.current_thread() is cls._thread:
-            coro.close()
-            raise RuntimeError("judgekit's engine cannot be called from inside its own event loop")
-        loop = cls.get()
-        future = asyncio.run_coroutine_threadsafe(coro, loop)
         bar = None
-        try:
-            while True:
-                try:
-                    return future.result(timeout=0.1)
-                except concurrent.futures.TimeoutError:
-                    if show and progress is not None and progress.total:
-                        if bar is None:
-                            from tqdm.auto import tqdm
 
-                            bar = tqdm(total=progress.total, desc=desc, unit="call")
-                        bar.n = progress.done
-                        bar.refresh()
-        except KeyboardInterrupt:
-            future.cancel()
-            with contextlib.suppress(concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
-                future.result(timeout=30)
-            raise
+        def refresh() -> None:
+            nonlocal bar
+            if show and progress is not None and progress.total:
+                if bar is None:
+                    from tqdm.auto import tqdm
+
+                    bar = tqdm(total=progress.total, desc=desc, unit="call")
+                bar.n = progress.done
+                bar.refresh()
+
+        try:
+            return cls._loop.run(coro, poll=refresh)
         finally:
             if bar is not None:
                 bar.n = progress.done

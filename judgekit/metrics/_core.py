@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.exceptions import MetricWarning
 from judgekit.schema import validate_judgments, validate_pairs
 
 __all__ = ["MetricWarning"]
@@ -38,11 +39,6 @@ _VERDICT_CODE = {"a": A, "b": B, "tie": TIE}
 _MIN_DENOM = 0.05  # 1 - 2q at or below this gives NaN (SPEC §1)
 _MAX_BOOT_NAN = 0.05  # bootstrap intervals need at least 95% finite replicates
 _RESERVED = ("metric", "estimate", "ci_low", "ci_high", "se", "n", "denoised", "n_invalid")
-
-
-class MetricWarning(RuntimeWarning):
-    """A metric could not be estimated for some group (and is NaN there), or its interval is
-    unreliable. The message names the metric, the reason and the groups."""
 
 
 # ---------------------------------------------------------------------------------------------

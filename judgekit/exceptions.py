@@ -1,0 +1,72 @@
+"""Every exception and warning judgekit raises, in one place.
+
+Catch these by class rather than by message: the messages name the table, column, file or judge
+involved and may be reworded between releases, the classes will not.
+
+Errors
+
+- :class:`DataFileError` (an :class:`OSError`): a data file is missing, damaged, fails its
+  checksum or cannot be downloaded. The message names the file, its URL and the fix.
+- :class:`UnsafePickleError`: a downloaded pickle asks for more than plain data.
+- :class:`JudgeConnectionError` (an :class:`OSError`): a judge endpoint cannot be reached at all
+  (the host does not resolve, or refuses connections), so a run stops instead of returning a
+  table of errors.
+- :class:`CacheError` (an :class:`OSError`): the judge cache file cannot be opened, read or
+  written. The message names the file and the fix.
+
+Warnings
+
+- :class:`MetricWarning`: a metric could not be estimated for some group (it is NaN there) or its
+  interval is unreliable (too few clusters, too many failed resamples).
+- :class:`ConvergenceWarning`: an iterative fit (a GLM, NOA) stopped before converging.
+- :class:`MissingDataWarning`: some known files of a dataset were skipped.
+- :class:`UnverifiedDataWarning`: a file without a published checksum was trusted on first use.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+__all__ = [
+    "CacheError",
+    "ConvergenceWarning",
+    "DataFileError",
+    "JudgeConnectionError",
+    "MetricWarning",
+    "MissingDataWarning",
+    "UnsafePickleError",
+    "UnverifiedDataWarning",
+]
+
+
+class DataFileError(OSError):
+    """A data file is missing, corrupted, truncated or could not be downloaded."""
+
+
+class UnsafePickleError(pickle.UnpicklingError):
+    """The pickle asks for a global (class or function) or holds something other than plain data."""
+
+
+class JudgeConnectionError(OSError):
+    """No connection could be made to a judge endpoint (name resolution failed, or refused)."""
+
+
+class CacheError(OSError):
+    """The judge cache file cannot be opened, read or written."""
+
+
+class MetricWarning(RuntimeWarning):
+    """A metric could not be estimated for some group (and is NaN there), or its interval is
+    unreliable. The message names the metric, the reason and the groups."""
+
+
+class ConvergenceWarning(RuntimeWarning):
+    """An iterative fit stopped before meeting its convergence criterion."""
+
+
+class MissingDataWarning(UserWarning):
+    """Some known files of a dataset are neither in the mirror nor in the cache, so were skipped."""
+
+
+class UnverifiedDataWarning(UserWarning):
+    """A file without a published checksum was downloaded and trusted on first use."""
