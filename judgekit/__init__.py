@@ -17,6 +17,7 @@ from judgekit import perturb as _perturb
 from judgekit import schema as _schema
 from judgekit import viz
 from judgekit import winrate as _winrate
+from judgekit._env import smoke
 from judgekit._version import __version__
 from judgekit.calibration import *  # noqa: F403
 from judgekit.data import *  # noqa: F403
@@ -26,7 +27,7 @@ from judgekit.perturb import *  # noqa: F403
 from judgekit.schema import *  # noqa: F403
 from judgekit.winrate import *  # noqa: F403
 
-__all__ = ["__version__", "viz"]
+__all__ = ["__version__", "smoke", "viz"]
 for _module in (_schema, _data, _judging, _metrics, _calibration, _winrate, _perturb):
     __all__ += list(_module.__all__)
 del _module

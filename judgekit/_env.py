@@ -7,7 +7,21 @@ from pathlib import Path
 
 
 def smoke() -> bool:
-    """True when ``JUDGEKIT_SMOKE=1``: notebooks and reports use fewer draws so CI stays fast."""
+    """True when judgekit runs in its fast "smoke" mode (``JUDGEKIT_SMOKE=1``).
+
+    Notebooks and ``judgekit reproduce --smoke`` use it to pick fewer pairs, resamples and
+    replications, so that the whole series runs in CI in a few minutes. Read at call time.
+
+    Returns
+    -------
+    bool
+        True when the environment variable ``JUDGEKIT_SMOKE`` is ``1``, ``true`` or ``yes``.
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> n_boot = 200 if jk.smoke() else 2000
+    """
     return os.environ.get("JUDGEKIT_SMOKE", "").strip().lower() in {"1", "true", "yes"}
 
 
