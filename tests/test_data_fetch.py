@@ -243,5 +243,5 @@ def test_fetch_dataset_tries_every_file_then_reports(env):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data if i else data[:-1] + b" ")  # the first copy is corrupted
     with pytest.raises(jk.DataFileError, match=r"1 of 3 files of 'pandalm' could not be fetched or "
-                                               r"verified \(2 are fine\)\. First problem: .*sha256 mismatch"):
+                                               r"verified \(2 are fine\)\. The first:\n.*sha256 mismatch"):
         jk.fetch_dataset("pandalm", progress=False)

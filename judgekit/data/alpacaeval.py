@@ -16,7 +16,8 @@ every model) and labels them "m" (shown first) and "M" (shown second). With
 P = P(M) / (P(m) + P(M)) from the verdict token's top logprobs, ``preference`` equals 1 + P when
 the baseline was shown first (order "ab") and 2 - P when it was shown second ("ba"). Where a row
 has no logprobs or P = 0.5 exactly, the order is taken from another annotation of the same
-instruction (by this or another model's file).
+instruction (by this or another model's file: files at hand first, then more are downloaded
+until every order is known).
 """
 
 from __future__ import annotations
@@ -156,17 +157,20 @@ def load(models: str | list[str] | None = None, *, progress: bool = True
         parts.append(rec)
         orders.update(known)
 
-    # Fill orders that the logprobs do not determine from other annotations of the instruction.
+    # Fill orders that the logprobs do not determine from other annotations of the instruction
+    # (every model shares the order per instruction: 0 conflicts). Files at hand are read first,
+    # then others are downloaded one by one until every order is known, so the result does not
+    # depend on what happens to be cached.
     needed = {iid for rec in parts for iid, o in zip(rec["instruction_id"], rec["order"])
               if o is None and iid not in orders}
-    if needed:
-        for model, entry in files.items():
-            if model in wanted or not is_available(entry):
-                continue
-            _, known = _parse(entry, model, progress=progress)
-            orders.update(known)
-            if needed <= orders.keys():
-                break
+    others = [m for m in files if m not in wanted]
+    others.sort(key=lambda m: (not is_available(files[m]), m not in DEFAULT_MODELS))
+    for model in others:
+        if needed <= orders.keys():
+            break
+        _, known = _parse(files[model], model, progress=progress)
+        orders.update(known)
+
     def column(name: str) -> list:
         return [v for rec in parts for v in rec[name]]
 

@@ -157,17 +157,18 @@ def is_available(entry: DataFile) -> bool:
 
 
 def _fix_hint(entry: DataFile) -> str:
-    """How to get the file, in one line; never mentions a mirror unless one is set."""
-    fetch = f"connect to the internet and run `judgekit fetch {entry.dataset}`"
+    """How to get the file, in a line or two; never mentions a mirror unless one is set."""
+    ways = [f"connect to the internet and run `judgekit fetch {entry.dataset}`"]
     mirror = _env.data_mirror()
     if mirror is not None:
-        return f"To fix: {fetch}, or put the upstream file at {mirror / entry.key} (plain or .gz)."
+        ways.append(f"put the upstream file at {mirror / entry.key} (plain or .gz)")
+    elif entry.sha256:  # files without a checksum are only trusted from a download of ours
+        ways.append(f"download the URL yourself to {_cache_path(entry)}")
+    hint = "To fix: " + ", or ".join(ways) + "."
     if entry.github and _env.data_url() is not None:
-        return (f"To fix: check that JUDGEKIT_DATA_URL={_env.data_url()} serves "
-                f"<owner>/<repo>/<commit>/<path>, or unset it and {fetch}.")
-    if not entry.sha256:  # trusted on first use: only a download of ours records its checksum
-        return f"To fix: {fetch}."
-    return f"To fix: {fetch}, or download the URL yourself to {_cache_path(entry)}."
+        hint += (f" (JUDGEKIT_DATA_URL={_env.data_url()} is set: check that it serves "
+                 "<owner>/<repo>/<commit>/<path>, or unset it.)")
+    return hint
 
 
 def _sha256(data: bytes) -> str:
@@ -412,9 +413,9 @@ def fetch_dataset(name: str, *, progress: bool = True) -> pd.DataFrame:
 
 def _fetch_report(name: str, files: list, rows: list, failures: list) -> str:
     """A few lines: the first failure in full, the others counted, and one fix."""
-    first_entry, first = failures[0]
+    first = failures[0][1]
     lines = [f"{len(failures)} of {len(files)} files of {name!r} could not be fetched or verified "
-             f"({len(rows)} are fine). First problem: {str(first).strip()}"]
+             f"({len(rows)} are fine). The first:", str(first).strip()]
     others = failures[1:]
     if others:
         down = [e for e, _ in others if _download.unreachable(e.url)]
