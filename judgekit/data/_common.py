@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import gzip
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from judgekit.data.fetch import DataFile, read_bytes
+from judgekit.data.fetch import DataFile, inflate, read_bytes
 
 
 def short_hash(text: str, n: int = 12) -> str:
@@ -30,8 +29,8 @@ def read_json(entry: DataFile, *, progress: bool = True) -> object:
 def read_jsonl(entry: DataFile, *, progress: bool = True) -> list[dict]:
     """Parse a registered JSON-lines file (gzip-compressed upstream when its name ends in .gz)."""
     data = read_bytes(entry, progress=progress)
-    if entry.path.endswith(".gz"):
-        data = gzip.decompress(data)
+    if entry.path.endswith(".gz"):  # verified first, then inflated within a bound
+        data = inflate(entry, data, entry.name)
     out = []
     for i, line in enumerate(data.decode("utf-8").splitlines(), start=1):
         if line.strip():
