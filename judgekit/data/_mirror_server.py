@@ -43,7 +43,7 @@ class MirrorServer:
     url : str
         Base URL to use as ``JUDGEKIT_DATA_URL``.
     served : collections.Counter
-        Requests answered with 200, by path.
+        Requests answered with 200, by (unquoted) path, e.g. ``/<owner>/<repo>/<commit>/<path>``.
     """
 
     def __init__(self, mirror: str | Path, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -58,8 +58,8 @@ class MirrorServer:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
-                body, encoding = server._lookup(urlsplit(self.path).path,
-                                                "gzip" in self.headers.get("Accept-Encoding", ""))
+                path = unquote(urlsplit(self.path).path)
+                body, encoding = server._lookup(path, "gzip" in self.headers.get("Accept-Encoding", ""))
                 if body is None:
                     self.send_error(404, "not in the mirror")
                     return
@@ -71,7 +71,7 @@ class MirrorServer:
                 self.end_headers()
                 self.wfile.write(body)
                 with server._lock:
-                    server.served[self.path] += 1
+                    server.served[path] += 1
 
             def log_message(self, *args) -> None:
                 pass
@@ -82,7 +82,7 @@ class MirrorServer:
         self._thread: threading.Thread | None = None
 
     def _lookup(self, path: str, gzip_ok: bool) -> tuple[bytes | None, str | None]:
-        parts = PurePosixPath(unquote(path)).parts[1:]  # drop the leading "/"
+        parts = PurePosixPath(path).parts[1:]  # drop the leading "/"
         if len(parts) < 4 or any(p in ("..", ".", "") for p in parts):
             return None, None
         plain = self.root.joinpath(*parts)

@@ -209,9 +209,10 @@ def load_dataset(name: str, **filters) -> tuple[pd.DataFrame, pd.DataFrame | Non
 def load_pairs(name: str, **filters) -> pd.DataFrame:
     """Load a real public dataset as a validated pairs table.
 
-    Files come from ``JUDGEKIT_DATA_MIRROR``, the user cache, or are downloaded (sha256-checked);
-    see :mod:`judgekit.data.fetch`. ``jk.list_datasets()`` lists the names; ``docs/data.md`` the
-    columns of each.
+    Files come from ``JUDGEKIT_DATA_MIRROR``, the user cache, or are downloaded on first use
+    (sha256-checked, one progress bar per dataset; ``JUDGEKIT_DATA_URL`` replaces GitHub's raw
+    host); see :mod:`judgekit.data.fetch`. ``jk.list_datasets()`` lists the names;
+    ``docs/data.md`` the columns of each.
 
     Parameters
     ----------
@@ -220,9 +221,12 @@ def load_pairs(name: str, **filters) -> pd.DataFrame:
         ``"autoj_pairwise"``, ``"hh_rlhf"``, ``"calm"``, ``"tldr"``, ``"mtbench_human"`` or
         ``"rewardbench"``.
     **filters
-        Dataset-specific keywords, e.g. ``models=`` (alpacaeval), ``sets=`` / ``judges=`` /
-        ``strategies=`` (llmbar), ``benchmark=`` / ``run=`` (judging_the_judges), ``subset=`` /
-        ``split=`` (hh_rlhf), ``sets=`` (calm). Unknown keywords raise a TypeError.
+        Dataset-specific keywords, e.g. ``models=`` (alpacaeval: the 43 default models when
+        omitted, ``"all"`` for 58), ``sets=`` / ``judges=`` / ``strategies=`` (llmbar),
+        ``benchmark=`` / ``run=`` (judging_the_judges), ``subset=`` / ``split=`` (hh_rlhf),
+        ``sets=`` (calm). Each takes a name or a list of names; omitted means all. Unknown
+        keywords raise a TypeError, as do mappings and non-string names; an empty list raises
+        a ValueError (it would select nothing).
 
     Returns
     -------
@@ -234,7 +238,8 @@ def load_pairs(name: str, **filters) -> pd.DataFrame:
     ValueError
         For an unknown dataset, model, set or judge name (with close matches).
     DataFileError
-        When a file is missing, fails its sha256, is truncated, or cannot be downloaded.
+        When a file is missing, fails its sha256, is truncated, or cannot be downloaded; the
+        message names the file, its URL and the fix.
 
     Examples
     --------
