@@ -137,8 +137,11 @@ def test_online_only_file_is_recorded_on_first_use_and_verified_after(tmp_path, 
         cached.write_bytes(gzip.compress(json.dumps(forged).encode()))
         fetch._record_path(cached).unlink()
         datasets._CACHE.clear()
-        with pytest.warns(jk.UnverifiedDataWarning, match="differed from a fresh download"):
+        with pytest.warns(jk.UnverifiedDataWarning) as record:
             again = jk.load_pairs("hh_rlhf", subset="helpful-base")
+        messages = " | ".join(str(w.message) for w in record)
+        assert "trusting this first download" in messages  # recorded anew
+        assert "differed from a fresh download" in messages  # and the planted copy is gone
         pd.testing.assert_frame_equal(again, pairs)
         assert cached.read_bytes() == upstream and fetch._record_path(cached).is_file()
         assert srv.served[f"/{entry.repo}/{entry.commit}/{entry.path}"] == 2
