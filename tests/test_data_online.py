@@ -157,3 +157,15 @@ def test_data_url_must_be_http(monkeypatch):
     assert entry.url == f"https://example.org/raw/{entry.repo}/{entry.commit}/{entry.path}"
     # Files outside GitHub keep their own host.
     assert fetch.registry_files("rewardbench")[0].url.startswith("https://huggingface.co/")
+
+
+def test_a_file_the_server_lacks_is_a_clear_404(online):
+    # jina-chat is a known AlpacaEval model that the mirror (so the server) does not hold.
+    entry = jk.data_files("alpacaeval").set_index("path").loc[
+        "results/jina-chat/weighted_alpaca_eval_gpt4_turbo/annotations.json"]
+    with pytest.raises(jk.DataFileError) as err:
+        jk.load_pairs("alpacaeval", models=["jina-chat"])
+    msg = str(err.value)
+    assert entry["url"] in msg and "the server answered HTTP 404" in msg
+    assert "JUDGEKIT_DATA_URL" in msg  # the fix points at the setting in use
+    assert _download.unreachable(entry["url"]) is None  # a 404 is not a dead host

@@ -241,13 +241,16 @@ def download(entry, target: Path, *, fix: str, progress: bool = True) -> Path:
                                   downloader=_Downloader(entry, limit, bar))
     except DataFileError:
         raise
-    except ValueError as err:  # pooch: the downloaded bytes do not match the registered sha256
-        raise DataFileError(
-            f"{entry.name}: the download from {url} does not match the registered sha256 "
-            f"{entry.sha256} ({str(err).splitlines()[0][:200]}). Upstream may have changed, or "
-            "JUDGEKIT_DATA_URL points at a server with other files; please report it."
-        ) from None
-    except Exception as err:  # requests' network errors, OS errors writing the cache
+    except Exception as err:  # requests' network errors, pooch's hash check, OS errors
+        import requests
+
+        if isinstance(err, ValueError) and not isinstance(err, requests.RequestException):
+            # pooch: the downloaded bytes do not match the registered sha256
+            raise DataFileError(
+                f"{entry.name}: the download from {url} does not match the registered sha256 "
+                f"{entry.sha256} ({str(err).splitlines()[0][:200]}). Upstream may have changed, "
+                "or JUDGEKIT_DATA_URL points at a server with other files; please report it."
+            ) from None
         reason, host_down = _reason(err)
         if host_down:
             with _LOCK:
