@@ -31,6 +31,31 @@ def data_mirror() -> Path | None:
     return Path(value).expanduser().resolve() if value else None
 
 
+def data_url() -> str | None:
+    """Base URL that replaces ``https://raw.githubusercontent.com/`` for GitHub-hosted data files.
+
+    ``JUDGEKIT_DATA_URL`` points judgekit at a server laid out like GitHub's raw host, i.e. one that
+    answers ``<base>/<owner>/<repo>/<commit>/<path>`` with the upstream bytes (an internal mirror
+    behind a firewall, or a loopback server in tests). Returned with exactly one trailing slash;
+    None when unset. Read at call time.
+
+    Raises
+    ------
+    ValueError
+        When the value is not an ``http://`` or ``https://`` URL.
+    """
+    value = os.environ.get("JUDGEKIT_DATA_URL", "").strip()
+    if not value:
+        return None
+    if not value.lower().startswith(("http://", "https://")):
+        raise ValueError(
+            f"JUDGEKIT_DATA_URL={value!r} is not an http:// or https:// URL; set it to the base of a "
+            "server laid out like https://raw.githubusercontent.com/ (<owner>/<repo>/<commit>/<path>), "
+            "or unset it"
+        )
+    return value.rstrip("/") + "/"
+
+
 def cache_dir() -> Path:
     """Where judgekit keeps downloads and judge caches (``JUDGEKIT_CACHE_DIR`` overrides)."""
     value = os.environ.get("JUDGEKIT_CACHE_DIR", "").strip()

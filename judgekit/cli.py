@@ -60,13 +60,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(table.to_string(index=False))
         return 0
     if args.command == "fetch":
-        from judgekit.data import fetch_dataset
-
-        for name in args.name:
-            fetch_dataset(name)
-        return 0
+        return _fetch(args.name)
     _parser().print_help()
     return 1
+
+
+def _fetch(names: Sequence[str]) -> int:
+    """``judgekit fetch``: one summary line per dataset, or a short error (no traceback), exit 1."""
+    from judgekit.data import fetch_dataset
+    from judgekit.exceptions import DataFileError
+
+    code = 0
+    for name in names:
+        try:
+            table = fetch_dataset(name)
+        except (DataFileError, ValueError) as err:
+            print(f"judgekit fetch {name}: {err}", file=sys.stderr, flush=True)
+            code = 1
+            continue
+        counts = ", ".join(f"{n} from the {src}" if src != "download" else f"{n} downloaded"
+                           for src, n in table["source"].value_counts().items())
+        print(f"{name}: {len(table)} file{'s' if len(table) != 1 else ''} verified ({counts})",
+              flush=True)
+    return code
 
 
 if __name__ == "__main__":

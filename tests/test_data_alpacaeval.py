@@ -1,6 +1,7 @@
 """AlpacaEval 2.0 loader, checked against the published leaderboard."""
 
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -15,8 +16,19 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def alpacaeval():
-    with pytest.warns(jk.MissingDataWarning, match=r"skipped \d+ known models"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jk.MissingDataWarning)  # the default set is fixed now
         return jk.load_dataset("alpacaeval")
+
+
+def test_default_load_is_the_documented_model_set(alpacaeval):
+    from judgekit.data.alpacaeval import DEFAULT_MODELS, annotation_files
+
+    pairs, _ = alpacaeval
+    assert set(pairs["model_b"]) == set(DEFAULT_MODELS) and len(DEFAULT_MODELS) == 43
+    files = annotation_files()
+    assert len(files) == 58
+    assert round(sum(files[m].size for m in DEFAULT_MODELS) / 1e6) == 169  # as documented
 
 
 def _model(pairs: pd.DataFrame) -> pd.Series:

@@ -15,11 +15,19 @@ from pathlib import Path
 import pytest
 
 import judgekit as jk
-from judgekit.data import fetch
+from judgekit.data import _download, fetch
 from judgekit.data.fetch import DataFile
 
 MIRROR = Path(os.environ.get("JUDGEKIT_DATA_MIRROR", "")) if os.environ.get("JUDGEKIT_DATA_MIRROR") else None
 needs_mirror = pytest.mark.skipif(MIRROR is None or not MIRROR.is_dir(), reason="no data mirror")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_hosts():
+    """Each test starts with no host remembered as unreachable (ports are reused)."""
+    _download.forget_unreachable()
+    yield
+    _download.forget_unreachable()
 
 
 @pytest.fixture
@@ -190,10 +198,17 @@ def test_gz_mirror_copy_is_read_and_verified(env):
     assert not list((env[1]).rglob("*.csv"))  # the mirror is not copied into the cache
 
 
-def test_missing_everywhere_names_the_mirror_path(env):
+def test_missing_everywhere_names_the_file_the_url_and_where_to_put_it(env, monkeypatch):
+    # Nothing in the (empty) mirror or cache: the default AlpacaEval load downloads; with the
+    # download host unresolvable, the error names the first file, its URL and the mirror path.
+    monkeypatch.setenv("JUDGEKIT_DATA_URL", "http://judgekit-test.invalid/")
     with pytest.raises(jk.DataFileError) as err:
-        jk.load_pairs("alpacaeval")  # empty mirror, empty cache
-    assert "no annotation file is in the mirror or the cache" in str(err.value)
+        jk.load_pairs("alpacaeval")
+    msg = str(err.value)
+    first = fetch.lookup("alpacaeval", "results/FuseChat-Gemma-2-9B-Instruct/"
+                         "weighted_alpaca_eval_gpt4_turbo/annotations.json")
+    assert first.path in msg and "http://judgekit-test.invalid/tatsu-lab/alpaca_eval/" in msg
+    assert "does not resolve" in msg and str(env[0] / first.key) in msg
 
 
 def test_unknown_names_give_clear_errors():
@@ -228,5 +243,5 @@ def test_fetch_dataset_tries_every_file_then_reports(env):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data if i else data[:-1] + b" ")  # the first copy is corrupted
     with pytest.raises(jk.DataFileError, match=r"1 of 3 files of 'pandalm' could not be fetched or "
-                                               r"verified \(2 are fine\)\. First problem: .*sha256 mismatch"):
+                                               r"verified \(2 are fine\)\. The first:\n.*sha256 mismatch"):
         jk.fetch_dataset("pandalm", progress=False)

@@ -2,6 +2,7 @@
 
 import os
 import pickle
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -10,6 +11,7 @@ import judgekit as jk
 from judgekit.data._pickle import UnsafePickleError, safe_loads
 from judgekit.data.judging_the_judges import parse_verdict
 
+FIXTURES = Path(__file__).parent / "fixtures" / "data"
 needs_mirror = pytest.mark.skipif(
     not os.environ.get("JUDGEKIT_DATA_MIRROR"), reason="needs the offline data mirror"
 )
@@ -71,15 +73,52 @@ def test_llmbar_filters_and_unknown_names():
 
 # ------------------------------------------------------------------------------ Judging the Judges
 
-def test_parse_verdict_takes_the_last_stated_verdict():
-    echoed = 'Output "[[A]]" if A is better, "[[B]]" if B is better. ... My final verdict: [[B]]'
-    assert parse_verdict(echoed, "MTBench") == "B"
+def test_parse_verdict_takes_the_first_verdict_as_the_study_did():
+    # Shi et al.'s pipeline extracts the first match of \[\[([ABCD])\]\] (MT-Bench) and of
+    # "Choice: X" (DevBench); replies naming two verdicts read as the first one.
+    assert parse_verdict("**[[A]]** is better than **[[B]]**.", "MTBench") == "A"
+    assert parse_verdict("My final verdict: [[B]]", "MTBench") == "B"
     assert parse_verdict("[[C]]", "MTBench") == "C"
     assert parse_verdict("A is better. [A]", "MTBench") is None
+    assert parse_verdict("[[ A ]]", "MTBench") is None  # no spaces inside the brackets
     assert parse_verdict("Choice: B\nReason: ...", "DevBench") == "B"
-    assert parse_verdict("**Choice:** A\n", "DevBench") == "A"
+    assert parse_verdict("选择：A", "DevBench") == "A"
+    assert parse_verdict("**Choice:** A\n", "DevBench") is None  # not the study's format
     assert parse_verdict("Choice: Response 2 is better", "DevBench") is None
     assert parse_verdict(None, "DevBench") is None
+    with pytest.raises(ValueError, match="unknown benchmark 'MT-Bench'"):
+        parse_verdict("[[A]]", "MT-Bench")
+
+
+@needs_mirror
+def test_jtj_reproduces_all_62_logged_consistency_rates(jtj):
+    # The study's logs (judgment_data/**/log.txt upstream; transcribed in the fixture with their
+    # paths) give, per run, the comparisons, the verdicts extracted, and the rows whose swapped
+    # counterpart agrees ("consistent rate"; a row whose counterpart was not extracted counts as
+    # consistent in their count). Recomputed here from the loaded table: every count must match
+    # exactly, and judgekit's position consistency must equal the logged rate where extraction
+    # was 100% and lie within 1.5 points elsewhere (it leaves pairs with an invalid verdict out).
+    _, judgments = jtj
+    logged = pd.read_csv(FIXTURES / "jtj_logged_consistency.tsv", sep="\t")
+    assert len(logged) == 62
+    rep = judgments["repeat"] + 1
+    judgments = judgments.assign(repetition=rep.where(judgments["run"] == "repetition", 0))
+    for row in logged.itertuples():
+        run = judgments[(judgments["benchmark"] == row.benchmark) & (judgments["run"] == row.run)
+                        & (judgments["judge"] == row.judge)
+                        & (judgments["repetition"] == row.repetition)]
+        valid = run[run["verdict"].notna()].set_index(["pair_id", "order"])["verdict"]
+        swapped = valid.rename(index={"ab": "ba", "ba": "ab"}, level="order")
+        partner = swapped.reindex(valid.index)
+        consistent = int((partner.isna() | (partner == valid)).sum())
+        where = f"{row.benchmark} {row.run} {row.repetition} {row.judge} ({row.log})"
+        assert (len(run), len(valid), consistent) == (row.comparisons, row.extracted,
+                                                      row.consistent), where
+        pc = 100 * jk.position_consistency(run, by="judge", n_boot=0)["estimate"].iloc[0]
+        if row.extracted == row.comparisons:
+            assert round(pc, 2) == row.logged_rate_pct, where
+        else:
+            assert abs(pc - row.logged_rate_pct) <= 1.5, where
 
 
 @needs_mirror

@@ -9,6 +9,7 @@ from judgekit.data.datasets import (
     load_table,
 )
 from judgekit.data.fetch import DataFileError, UnverifiedDataWarning, data_files, fetch_dataset
+from judgekit.data.readers import read_judging_the_judges, read_llmbar_results
 from judgekit.data.sampling import sample_splits
 from judgekit.data.simulate import SimJudge, Simulation, simulate_judgments, simulate_pairs
 from judgekit.exceptions import MissingDataWarning
@@ -27,6 +28,8 @@ __all__ = [
     "load_judgments",
     "load_pairs",
     "load_table",
+    "read_judging_the_judges",
+    "read_llmbar_results",
     "sample_splits",
     "simulate_judgments",
     "simulate_pairs",

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m judgekit.data._build_registry /path/to/shared/data
+    python -m judgekit.data._build_registry /path/to/mirror
 
 The registry holds addresses and checksums only, never data. Files that live outside GitHub, or
 whose checksum is not published (the online-only sets), are listed in ``_ONLINE`` below with an

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import gzip
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from judgekit.data.fetch import DataFile, read_bytes
+from judgekit.data.fetch import DataFile, inflate, read_bytes
 
 
 def short_hash(text: str, n: int = 12) -> str:
@@ -30,8 +29,8 @@ def read_json(entry: DataFile, *, progress: bool = True) -> object:
 def read_jsonl(entry: DataFile, *, progress: bool = True) -> list[dict]:
     """Parse a registered JSON-lines file (gzip-compressed upstream when its name ends in .gz)."""
     data = read_bytes(entry, progress=progress)
-    if entry.path.endswith(".gz"):
-        data = gzip.decompress(data)
+    if entry.path.endswith(".gz"):  # verified first, then inflated within a bound
+        data = inflate(entry, data, entry.name)
     out = []
     for i, line in enumerate(data.decode("utf-8").splitlines(), start=1):
         if line.strip():
@@ -42,13 +41,54 @@ def read_jsonl(entry: DataFile, *, progress: bool = True) -> list[dict]:
     return out
 
 
-def as_list(value: str | Iterable[str] | None) -> list[str] | None:
-    """``None`` stays None, a string becomes a one-element list."""
+def as_list(value: str | Iterable[str] | None, what: str = "filter") -> list[str] | None:
+    """A filter value as a list of names: ``None`` stays None (no filter: everything), a string
+    becomes a one-element list, any other iterable of strings a list.
+
+    An empty list selects nothing, which is never what a caller means, so it raises rather than
+    returning an empty table (or, as before, everything). A mapping raises too: its keys are
+    not a clear filter (``{"Natural": False}`` would select Natural).
+
+    Raises
+    ------
+    ValueError
+        For an empty filter.
+    TypeError
+        For a mapping, a non-iterable, or an element that is not a string.
+
+    Examples
+    --------
+    >>> as_list("Natural"), as_list(("a", "b")), as_list(None)
+    (['Natural'], ['a', 'b'], None)
+    >>> as_list([], "sets")
+    Traceback (most recent call last):
+    ...
+    ValueError: sets=[] selects nothing: pass None (the default) for all, or at least one name
+    """
     if value is None:
         return None
     if isinstance(value, str):
         return [value]
-    return list(value)
+    if isinstance(value, Mapping):
+        raise TypeError(f"{what}= takes a name or a list of names, not a {type(value).__name__} "
+                        f"(a mapping's keys are not a filter); pass e.g. {what}={list(value)[:3]!r}")
+    if isinstance(value, (bytes, bool, int, float)) or not isinstance(value, Iterable):
+        raise TypeError(f"{what}= takes a name or a list of names, not {value!r}")
+    items = list(value)
+    bad = [v for v in items if not isinstance(v, str)]
+    if bad:
+        raise TypeError(f"{what}= takes names (strings); got {bad[0]!r} ({type(bad[0]).__name__})")
+    if not items:
+        raise ValueError(f"{what}=[] selects nothing: pass None (the default) for all, "
+                         "or at least one name")
+    return items
+
+
+def one_name(value: object, what: str) -> str:
+    """A filter that takes exactly one name."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what}= takes one name (a string), not {value!r}")
+    return value
 
 
 def check_names(what: str, given: Sequence[str], known: Sequence[str]) -> None:

@@ -29,18 +29,49 @@ class _PlainUnpickler(pickle.Unpickler):
         raise UnsafePickleError("refused a persistent id: only plain data is allowed in this pickle")
 
 
-def _check_plain(obj: object, depth: int = 0) -> None:
-    if depth > 50:
-        raise UnsafePickleError("pickle nests deeper than 50 levels")
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            _check_plain(key, depth + 1)
-            _check_plain(value, depth + 1)
-    elif isinstance(obj, (list, tuple)):
-        for value in obj:
-            _check_plain(value, depth + 1)
-    elif not isinstance(obj, _PLAIN):
-        raise UnsafePickleError(f"pickle holds a {type(obj).__name__}, not plain data")
+_MAX_DEPTH = 50
+
+
+def _children(item: dict | list | tuple):
+    return (v for kv in item.items() for v in kv) if isinstance(item, dict) else iter(item)
+
+
+def _check_plain(obj: object) -> None:
+    """Check that ``obj`` is made of plain data only, visiting each container once.
+
+    A pickle may reference one container from many places (``x = [y, y]``, nested): walking every
+    path would take exponential time, so each container is checked once and its nesting height
+    memoised (linear in the number of distinct objects and references). A container that
+    contains itself (a cycle) is refused: plain data has none, and code walking it later would
+    not terminate; so is nesting deeper than 50 levels.
+    """
+    height: dict[int, int] = {}  # containers fully checked -> levels of containers below + 1
+    on_path: set[int] = set()
+    stack: list[tuple[object, bool]] = [(obj, False)]  # (object, leaving?): iterative post-order
+    while stack:
+        item, leaving = stack.pop()
+        if leaving:
+            key = id(item)
+            on_path.discard(key)
+            height[key] = 1 + max((height[id(c)] for c in _children(item)
+                                   if isinstance(c, (dict, list, tuple))), default=0)
+            if height[key] > _MAX_DEPTH:
+                raise UnsafePickleError(f"pickle nests deeper than {_MAX_DEPTH} levels")
+            continue
+        if isinstance(item, _PLAIN):
+            continue
+        if not isinstance(item, (dict, list, tuple)):
+            raise UnsafePickleError(f"pickle holds a {type(item).__name__}, not plain data")
+        key = id(item)
+        if key in on_path:
+            raise UnsafePickleError("pickle holds a container that contains itself (a cycle)")
+        if key in height:
+            continue
+        if len(on_path) >= _MAX_DEPTH:  # stop a deep descent before it gets long
+            raise UnsafePickleError(f"pickle nests deeper than {_MAX_DEPTH} levels")
+        on_path.add(key)
+        stack.append((item, True))
+        stack.extend((child, False) for child in _children(item))
 
 
 def safe_loads(data: bytes, *, source: str = "pickle") -> object:
@@ -59,7 +90,7 @@ def safe_loads(data: bytes, *, source: str = "pickle") -> object:
     >>> safe_loads(pickle.dumps(print), source="evil.pkl")
     Traceback (most recent call last):
     ...
-    judgekit.data._pickle.UnsafePickleError: evil.pkl: refused to load the global builtins.print: ...
+    judgekit.exceptions.UnsafePickleError: evil.pkl: refused to load the global builtins.print: ...
     """
     try:
         obj = _PlainUnpickler(io.BytesIO(data)).load()

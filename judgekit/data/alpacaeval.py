@@ -7,12 +7,17 @@ Upstream: tatsu-lab/alpaca_eval, ``results/<model>/weighted_alpaca_eval_gpt4_tur
 
 judgekit puts the baseline in position a and the model in b, so ``p_a = 2 - preference``.
 
+A default load reads the 43 models of :data:`DEFAULT_MODELS` (169 MB of annotations, 3.3-4.2 MB
+per model, downloaded on first use), the models the notebook series and its checks were written
+against; ``models="all"`` reads all 58 known models (229 MB), ``models=[...]`` any of them.
+
 The annotator shows the two outputs in a random order (seeded by the instruction, identical for
 every model) and labels them "m" (shown first) and "M" (shown second). With
 P = P(M) / (P(m) + P(M)) from the verdict token's top logprobs, ``preference`` equals 1 + P when
 the baseline was shown first (order "ab") and 2 - P when it was shown second ("ba"). Where a row
 has no logprobs or P = 0.5 exactly, the order is taken from another annotation of the same
-instruction (by this or another model's file).
+instruction (by this or another model's file: files at hand first, then more are downloaded
+until every order is known).
 """
 
 from __future__ import annotations
@@ -25,11 +30,25 @@ import numpy as np
 import pandas as pd
 
 from judgekit.data._common import as_list, check_names, read_json, short_hash
-from judgekit.data.fetch import DataFile, DataFileError, is_available, read_bytes, registry_files
+from judgekit.data.fetch import DataFile, is_available, read_bytes, registry_files
 from judgekit.exceptions import MissingDataWarning
 
 BASELINE = "gpt4_1106_preview"
 ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
+
+#: The models a default load reads (downloading them on first use): 169 MB of annotations.
+DEFAULT_MODELS: tuple[str, ...] = (
+    "FuseChat-Gemma-2-9B-Instruct", "FuseChat-Qwen-2.5-7B-Instruct",
+    "Mixtral-8x7B-Instruct-v0.1_concise", "NullModel", "OpenHermes-2.5-Mistral-7B", "Qwen-14B-Chat",
+    "alpaca-7b", "alpaca-7b_concise", "alpaca-farm-ppo-human", "alpaca-farm-ppo-sim-gpt4-20k",
+    "baize-v2-13b", "chatglm2-6b", "claude-2.1_concise", "claude-2", "claude-instant-1.2", "claude",
+    "falcon-40b-instruct", "falcon-7b-instruct", "gemma-2b-it", "gemma-7b-it",
+    "gpt-3.5-turbo-1106", "gpt-3.5-turbo-1106_concise", "gpt35_turbo_instruct", "gpt4_0613_concise",
+    "gpt4_1106_preview", "gpt4_gamed", "minichat-3b", "minotaur-13b", "nous-hermes-13b",
+    "oasst-sft-llama-33b", "oasst-sft-pythia-12b", "openbuddy-llama2-13b-v11.1", "phi-2-sft",
+    "phi-2", "pythia-12b-mix-sft", "text_davinci_001", "text_davinci_003", "ultralm-13b",
+    "vicuna-13b-v1.5-togetherai", "vicuna-13b-v1.5", "vicuna-7b-v1.5", "vicuna-7b", "wizardlm-13b",
+)
 
 PAIR_COLUMNS = ["pair_id", "prompt", "response_a", "response_b", "label", "model_a", "model_b",
                 "dataset", "instruction_id"]
@@ -110,27 +129,24 @@ def _parse(entry: DataFile, model: str, *, progress: bool) -> tuple[dict[str, li
     return rec, known
 
 
+def default_files() -> list[DataFile]:
+    """The annotation files a default load reads (one per model of :data:`DEFAULT_MODELS`)."""
+    return [f for m, f in annotation_files().items() if m in DEFAULT_MODELS]
+
+
 def load(models: str | list[str] | None = None, *, progress: bool = True
          ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Pairs and judgments of AlpacaEval 2.0 (see :func:`judgekit.load_pairs`)."""
+    """Pairs and judgments of AlpacaEval 2.0 (see :func:`judgekit.load_pairs`).
+
+    ``models``: None for :data:`DEFAULT_MODELS`, ``"all"`` for every known model, or names.
+    """
     files = annotation_files()
-    wanted = as_list(models)
-    if wanted is None:
-        wanted = [m for m, f in files.items() if is_available(f)]
-        skipped = sorted(set(files) - set(wanted))
-        if not wanted:
-            raise DataFileError(
-                "alpacaeval: no annotation file is in the mirror or the cache; pass models=[...] "
-                f"to download some (known: {', '.join(sorted(files))}), or run "
-                "`judgekit fetch alpacaeval`."
-            )
-        if skipped:
-            warnings.warn(
-                f"alpacaeval: loading the {len(wanted)} models at hand; skipped {len(skipped)} "
-                f"known models not in the mirror or cache (pass models=[...] to download them): "
-                f"{', '.join(skipped)}", MissingDataWarning, stacklevel=4,
-            )
+    if models is None:
+        wanted = [m for m in files if m in DEFAULT_MODELS]
+    elif isinstance(models, str) and models == "all":
+        wanted = list(files)
     else:
+        wanted = as_list(models, "models")
         check_names("AlpacaEval model", wanted, list(files))
         wanted = list(dict.fromkeys(wanted))
 
@@ -141,17 +157,20 @@ def load(models: str | list[str] | None = None, *, progress: bool = True
         parts.append(rec)
         orders.update(known)
 
-    # Fill orders that the logprobs do not determine from other annotations of the instruction.
+    # Fill orders that the logprobs do not determine from other annotations of the instruction
+    # (every model shares the order per instruction: 0 conflicts). Files at hand are read first,
+    # then others are downloaded one by one until every order is known, so the result does not
+    # depend on what happens to be cached.
     needed = {iid for rec in parts for iid, o in zip(rec["instruction_id"], rec["order"])
               if o is None and iid not in orders}
-    if needed:
-        for model, entry in files.items():
-            if model in wanted or not is_available(entry):
-                continue
-            _, known = _parse(entry, model, progress=progress)
-            orders.update(known)
-            if needed <= orders.keys():
-                break
+    others = [m for m in files if m not in wanted]
+    others.sort(key=lambda m: (not is_available(files[m]), m not in DEFAULT_MODELS))
+    for model in others:
+        if needed <= orders.keys():
+            break
+        _, known = _parse(files[model], model, progress=progress)
+        orders.update(known)
+
     def column(name: str) -> list:
         return [v for rec in parts for v in rec[name]]
 

@@ -70,7 +70,7 @@ def _label(set_name: str, bias: str | None, field: str | None) -> str | None:
 
 def load(sets: str | list[str] | None = None, *, progress: bool = True) -> tuple[pd.DataFrame, None]:
     """CALM pairs (all base and bias sets by default); CALM publishes no judge outputs."""
-    wanted = as_list(sets) or list(SETS)
+    wanted = as_list(sets, "sets") or list(SETS)
     check_names("CALM set", wanted, list(SETS))
     files = {f.path: f for f in registry_files("calm")}
     rows: list[dict] = []

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from judgekit import _env
+from judgekit.data._download import progress_group
 from judgekit.data.fetch import is_available, registry_files
 from judgekit.schema import validate_judgments, validate_pairs
 
@@ -41,12 +42,17 @@ def _register(spec: _Spec) -> None:
     _SPECS[spec.name] = spec
 
 
+def _alpacaeval_default() -> list:
+    from judgekit.data.alpacaeval import default_files
+
+    return default_files()
+
+
 _register(_Spec(
     "alpacaeval",
-    "AlpacaEval 2.0: GPT-4-turbo judgments (with logprobs) of up to 58 models vs gpt4_1106_preview "
-    "on 805 instructions",
-    "code Apache-2.0; data CC BY-NC 4.0", "alpacaeval", True,
-    lambda: registry_files("alpacaeval"),
+    "AlpacaEval 2.0: GPT-4-turbo judgments (with logprobs) of 43 models by default (58 with "
+    "models='all') vs gpt4_1106_preview on 805 instructions",
+    "code Apache-2.0; data CC BY-NC 4.0", "alpacaeval", True, _alpacaeval_default,
 ))
 
 _register(_Spec(
@@ -146,11 +152,7 @@ def list_datasets() -> pd.DataFrame:
     rows = []
     for spec in _SPECS.values():
         files = spec.offline_files() if spec.offline_files else []
-        avail = [is_available(f) for f in files]
-        if spec.name == "alpacaeval":  # the default load uses whichever models are at hand
-            offline = any(avail)
-        else:
-            offline = bool(files) and all(avail)
+        offline = bool(files) and all(is_available(f) for f in files)
         rows.append({
             "name": spec.name, "description": spec.description, "license": spec.license,
             "offline": offline, "has_judgments": spec.has_judgments,
@@ -183,7 +185,8 @@ def _load(name: str, filters: dict) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     if hit:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    pairs, judgments = spec.loader()(**filters)
+    with progress_group(name):
+        pairs, judgments = spec.loader()(**filters)
     pairs = validate_pairs(pairs, name=f"{name} pairs")
     if judgments is not None:
         judgments = validate_judgments(judgments, pairs, name=f"{name} judgments")
@@ -206,9 +209,10 @@ def load_dataset(name: str, **filters) -> tuple[pd.DataFrame, pd.DataFrame | Non
 def load_pairs(name: str, **filters) -> pd.DataFrame:
     """Load a real public dataset as a validated pairs table.
 
-    Files come from ``JUDGEKIT_DATA_MIRROR``, the user cache, or are downloaded (sha256-checked);
-    see :mod:`judgekit.data.fetch`. ``jk.list_datasets()`` lists the names; ``docs/data.md`` the
-    columns of each.
+    Files come from ``JUDGEKIT_DATA_MIRROR``, the user cache, or are downloaded on first use
+    (sha256-checked, one progress bar per dataset; ``JUDGEKIT_DATA_URL`` replaces GitHub's raw
+    host); see :mod:`judgekit.data.fetch`. ``jk.list_datasets()`` lists the names;
+    ``docs/data.md`` the columns of each.
 
     Parameters
     ----------
@@ -217,9 +221,12 @@ def load_pairs(name: str, **filters) -> pd.DataFrame:
         ``"autoj_pairwise"``, ``"hh_rlhf"``, ``"calm"``, ``"tldr"``, ``"mtbench_human"`` or
         ``"rewardbench"``.
     **filters
-        Dataset-specific keywords, e.g. ``models=`` (alpacaeval), ``sets=`` / ``judges=`` /
-        ``strategies=`` (llmbar), ``benchmark=`` / ``run=`` (judging_the_judges), ``subset=`` /
-        ``split=`` (hh_rlhf), ``sets=`` (calm). Unknown keywords raise a TypeError.
+        Dataset-specific keywords, e.g. ``models=`` (alpacaeval: the 43 default models when
+        omitted, ``"all"`` for 58), ``sets=`` / ``judges=`` / ``strategies=`` (llmbar),
+        ``benchmark=`` / ``run=`` (judging_the_judges), ``subset=`` / ``split=`` (hh_rlhf),
+        ``sets=`` (calm). Each takes a name or a list of names; omitted means all. Unknown
+        keywords raise a TypeError, as do mappings and non-string names; an empty list raises
+        a ValueError (it would select nothing).
 
     Returns
     -------
@@ -231,7 +238,8 @@ def load_pairs(name: str, **filters) -> pd.DataFrame:
     ValueError
         For an unknown dataset, model, set or judge name (with close matches).
     DataFileError
-        When a file is missing, fails its sha256, is truncated, or cannot be downloaded.
+        When a file is missing, fails its sha256, is truncated, or cannot be downloaded; the
+        message names the file, its URL and the fix.
 
     Examples
     --------
@@ -294,4 +302,5 @@ def load_table(name: str) -> pd.DataFrame:
         raise ValueError(f"unknown table {name!r}{hint}; known: {', '.join(sorted(_TABLES))}")
     from judgekit.data import alpacaeval
 
-    return getattr(alpacaeval, _TABLES[name][0])()
+    with progress_group(name):
+        return getattr(alpacaeval, _TABLES[name][0])()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from judgekit.data._common import check_names, chosen_first, read_jsonl, split_last_turn
+from judgekit.data._common import check_names, chosen_first, one_name, read_jsonl, split_last_turn
 from judgekit.data.fetch import lookup
 
 SUBSETS = ("harmless-base", "helpful-base", "helpful-online", "helpful-rejection-sampled")
@@ -25,8 +25,8 @@ SPLITS = ("train", "test")
 def load(subset: str = "harmless-base", split: str = "test", *, progress: bool = True
          ) -> tuple[pd.DataFrame, None]:
     """HH-RLHF pairs of one subset and split (no judge outputs are published with them)."""
-    check_names("HH-RLHF subset", [subset], list(SUBSETS))
-    check_names("HH-RLHF split", [split], list(SPLITS))
+    check_names("HH-RLHF subset", [one_name(subset, "subset")], list(SUBSETS))
+    check_names("HH-RLHF split", [one_name(split, "split")], list(SPLITS))
     entry = lookup("hh_rlhf", f"{subset}/{split}.jsonl.gz")
     rows = []
     for i, r in enumerate(read_jsonl(entry, progress=progress)):

@@ -1,4 +1,4 @@
-"""Judging the Judges (Shi et al., 2024): position bias of 9 judges on MT-Bench and DevBench.
+r"""Judging the Judges (Shi et al., 2024): position bias of 9 judges on MT-Bench and DevBench.
 
 Upstream: Slimshilin/Position-Bias-Analyzer (MIT).
 
@@ -13,13 +13,18 @@ Upstream: Slimshilin/Position-Bias-Analyzer (MIT).
 ``model_A`` is the model shown first. judgekit makes one pair per (question, two models) with
 the models in alphabetical order as a and b, so ``order`` is "ab" when model a was shown first.
 
-Verdicts are parsed from the raw texts, taking the last verdict the judge states: MT-Bench
-(3 options) ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (C = tie); DevBench (2 options) ``Choice: A`` /
-``Choice: B``. A text with no such verdict is invalid (verdict missing, ``error`` says why).
-The last match is taken literally, so the 31 MT-Bench texts whose last sentence names two
-verdicts ("[[A]] is better than [[B]]") read as the second one; that is what reproduces Shi et
-al.'s Table 2 repetition stability (the engine's stricter :meth:`Template.parse` would call them
-invalid and moves Gemini-pro's MT-Bench RS from the published 0.89 to 0.88).
+Verdicts are extracted from the raw texts exactly as the study's own pipeline did (the
+``match_answer`` rule of Shi et al.'s analysis code, whose logs record each run's extraction and
+consistency rates): the **first** match of ``\[\[([ABCD])\]\]`` on MT-Bench (3 options:
+``[[A]]``, ``[[B]]``, ``[[C]]`` = tie) and of ``(?:选择：|Choice: )([ABCD])`` on DevBench
+(2 options: exactly ``Choice: A`` / ``Choice: B``). A text without a match is invalid (verdict
+missing, ``error`` says why), and so is an option the benchmark does not offer (``D``, or ``C``
+on DevBench; none occurs in the released data). With this rule all 62 consistency rates logged
+by the study (54 repetition runs, 8 full runs) are reproduced exactly, counts included.
+
+This is the studies' rule for the studies' data. judgekit's own engine parser
+(:meth:`judgekit.Template.parse`) is stricter for judges judgekit runs itself: it reads only the
+judge's final answer line and calls a reply that names two verdicts invalid.
 """
 
 from __future__ import annotations
@@ -38,26 +43,39 @@ RUNS = ("repetition", "full")
 
 _DIR = re.compile(r"record0_(?P<judge>.+)_(?P<options>\d)$")
 _REP = re.compile(r"^Repetition(?P<k>\d+)-")
-_MT = re.compile(r"\[\[\s*([ABC])\s*\]\]")
-_DEV = re.compile(r"Choice\s*:\s*[*\s\[(]*(?:Response\s*)?([AB])\b", re.IGNORECASE)
+# Shi et al.'s extraction, character for character (first match wins).
+_MT = re.compile(r"\[\[([ABCD])\]\]")
+_DEV = re.compile("(?:选择：|Choice: )([ABCD])")
+#: Options each benchmark's prompt offers ("C" is MT-Bench's tie).
+OPTIONS = {"MTBench": "ABC", "DevBench": "AB"}
 
 
 def parse_verdict(text: object, benchmark: str) -> str | None:
-    """The position the judge chose ("A" first, "B" second, "C" tie), or None when unparsed.
+    """The option the judge chose, extracted as Shi et al.'s pipeline did: the first match.
+
+    Returns "A" (the response shown first), "B" (second), "C" (tie, MT-Bench only), or None when
+    the text states no verdict in the benchmark's format. An extracted option the benchmark does
+    not offer (``[[D]]``) is returned as is; the loader marks it invalid.
 
     Examples
     --------
-    >>> parse_verdict("Format: [[A]], [[B]] or [[C]]. ... Final verdict: [[B]]", "MTBench")
+    >>> parse_verdict("Final verdict: [[B]]", "MTBench")
     'B'
+    >>> parse_verdict("**[[A]]** is better than **[[B]]**.", "MTBench")  # the first one counts
+    'A'
     >>> parse_verdict("Choice: A\\nReason: ...", "DevBench")
     'A'
+    >>> parse_verdict("**Choice:** A", "DevBench") is None  # not the format the study parsed
+    True
     >>> parse_verdict("I cannot decide.", "MTBench") is None
     True
     """
+    if benchmark not in OPTIONS:
+        raise ValueError(f"unknown benchmark {benchmark!r}; known: {', '.join(OPTIONS)}")
     if not isinstance(text, str):
         return None
-    found = (_MT if benchmark == "MTBench" else _DEV).findall(text)
-    return found[-1].upper() if found else None
+    found = (_MT if benchmark == "MTBench" else _DEV).search(text)
+    return found.group(1) if found else None
 
 
 def _files() -> list[dict]:
@@ -116,6 +134,10 @@ def _verdicts(raw: list[object], orders: list[str], benchmark: str) -> tuple[lis
         if pos is None:
             verdicts.append(None)
             errors.append("no verdict found in the judge's text")
+        elif pos not in OPTIONS[benchmark]:
+            verdicts.append(None)
+            errors.append(f"verdict {pos!r} is not one of the benchmark's options "
+                          f"{', '.join(OPTIONS[benchmark])}")
         elif pos == "C":
             verdicts.append("tie")
             errors.append(None)
@@ -126,6 +148,20 @@ def _verdicts(raw: list[object], orders: list[str], benchmark: str) -> tuple[lis
     return verdicts, errors
 
 
+def judgment_frame(keys: list[str], texts: list[object], *, benchmark: str, run: str,
+                   judge: str, repeat: int) -> pd.DataFrame:
+    """The judgments table of one record file: one row per "question;model_A;model_B" key."""
+    canon = [_canonical(k) for k in keys]
+    orders = [c[3] for c in canon]
+    verdicts, errors = _verdicts(texts, orders, benchmark)
+    return pd.DataFrame({
+        "pair_id": [f"{benchmark}/{run}/{q};{a};{b}" for q, a, b, _ in canon],
+        "judge": judge, "order": orders, "repeat": repeat, "verdict": verdicts,
+        "p_a": float("nan"), "benchmark": benchmark, "run": run,
+        "raw": pd.Series(texts, dtype=object), "error": errors,
+    })
+
+
 def _pair_rows(benchmark: str, run: str, qid: str, a: str, b: str, prompt: str, resp_a: str,
                resp_b: str, reference: str, task: str) -> dict:
     return {"pair_id": f"{benchmark}/{run}/{qid};{a};{b}", "prompt": prompt, "response_a": resp_a,
@@ -134,13 +170,37 @@ def _pair_rows(benchmark: str, run: str, qid: str, a: str, b: str, prompt: str, 
             "benchmark": benchmark, "run": run, "question_id": qid}
 
 
-def _from_tsv(entry: DataFile, benchmark: str, judge: str) -> tuple[pd.DataFrame, dict]:
-    df = pd.read_csv(io.BytesIO(read_bytes(entry)), sep="\t", dtype=object, keep_default_na=False)
-    if judge not in df.columns:
-        raise ValueError(f"{entry.name}: no column {judge!r} with the judge's texts")
+#: Columns of a record TSV besides the judge's, by benchmark layout.
+TSV_COLUMNS = {
+    "MTBench": ("cmp_index", "question_1", "question_2", "answer1_1", "answer1_2", "answer2_1",
+                "answer2_2", "reference_answer_1", "reference_answer_2", "task"),
+    "DevBench": ("cmp_index", "question", "answer1", "answer2", "reference_answer", "task"),
+}
+
+
+def read_record_tsv(data: bytes, *, name: str, benchmark: str, judge: str | None = None,
+                    run: str = "repetition") -> tuple[list[str], list[object], dict, str]:
+    """Parse a record TSV: (keys, raw texts, pairs by pair_id, judge column).
+
+    ``judge`` names the column with the judge's texts; None takes the last column, as the study's
+    code does.
+    """
+    df = pd.read_csv(io.BytesIO(data), sep="\t", dtype=object, keep_default_na=False)
+    missing = [c for c in TSV_COLUMNS[benchmark] if c not in df.columns]
+    if missing:
+        raise ValueError(f"{name}: not a {benchmark} record TSV: missing column(s) "
+                         f"{', '.join(missing)} (has {', '.join(map(str, df.columns[:12]))})")
+    if judge is None:
+        judge = str(df.columns[-1])
+    elif judge not in df.columns:
+        raise ValueError(f"{name}: no column {judge!r} with the judge's texts")
     pairs = {}
     for row in df.to_dict("records"):
-        qid, a, b, order = _canonical(row["cmp_index"])
+        try:
+            qid, a, b, order = _canonical(row["cmp_index"])
+        except ValueError:
+            raise ValueError(f"{name}: cmp_index {row['cmp_index']!r} is not "
+                             "'question;model_A;model_B'") from None
         first_is_a = order == "ab"
         if benchmark == "MTBench":
             prompt = _join_turns(row["question_1"], row["question_2"])
@@ -152,12 +212,11 @@ def _from_tsv(entry: DataFile, benchmark: str, judge: str) -> tuple[pd.DataFrame
             prompt, ans1, ans2 = row["question"], row["answer1"], row["answer2"]
             reference = _text(row["reference_answer"])
         resp_a, resp_b = (ans1, ans2) if first_is_a else (ans2, ans1)
-        pid = f"{benchmark}/repetition/{qid};{a};{b}"
+        pid = f"{benchmark}/{run}/{qid};{a};{b}"
         if pid not in pairs:
-            pairs[pid] = _pair_rows(benchmark, "repetition", qid, a, b, prompt, resp_a, resp_b,
+            pairs[pid] = _pair_rows(benchmark, run, qid, a, b, prompt, resp_a, resp_b,
                                     reference, _text(row["task"]))
-    return pd.DataFrame({"_key": pd.Series(df["cmp_index"].tolist(), dtype=object),
-                         "_raw": pd.Series(df[judge].tolist(), dtype=object)}), pairs
+    return df["cmp_index"].tolist(), df[judge].tolist(), pairs, judge
 
 
 def _from_pickle(entry: DataFile, benchmark: str, qa: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -193,12 +252,12 @@ def load(benchmark: str | list[str] | None = None, run: str | list[str] | None =
          judges: str | list[str] | None = None, *, progress: bool = True
          ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pairs and parsed verdicts of the Judging-the-Judges study (both benchmarks, both runs)."""
-    benches = as_list(benchmark) or list(BENCHMARKS)
+    benches = as_list(benchmark, "benchmark") or list(BENCHMARKS)
     check_names("benchmark", benches, list(BENCHMARKS))
-    runs = as_list(run) or list(RUNS)
+    runs = as_list(run, "run") or list(RUNS)
     check_names("run", runs, list(RUNS))
     files = [f for f in _files() if f["benchmark"] in benches and f["run"] in runs]
-    judge_list = as_list(judges)
+    judge_list = as_list(judges, "judges")
     if judge_list is not None:
         check_names("Judging-the-Judges judge", judge_list, sorted({f["judge"] for f in _files()}))
         files = [f for f in files if f["judge"] in judge_list]
@@ -209,23 +268,18 @@ def load(benchmark: str | list[str] | None = None, run: str | list[str] | None =
     for f in files:
         bench, run_name, judge = f["benchmark"], f["run"], f["judge"]
         if run_name == "repetition":
-            raw, new_pairs = _from_tsv(f["entry"], bench, judge)
+            entry = f["entry"]
+            keys, texts, new_pairs, _ = read_record_tsv(
+                read_bytes(entry, progress=progress), name=entry.name, benchmark=bench, judge=judge)
         else:
             if bench not in qa_cache:
                 qa_cache[bench] = _qa_full(bench)
             raw, new_pairs = _from_pickle(f["entry"], bench, qa_cache[bench])
+            keys, texts = raw["_key"].tolist(), raw["_raw"].tolist()
         for pid, row in new_pairs.items():
             pairs.setdefault(pid, row)
-        keys, texts = raw["_key"].tolist(), raw["_raw"].tolist()
-        canon = [_canonical(k) for k in keys]
-        orders = [c[3] for c in canon]
-        verdicts, errors = _verdicts(texts, orders, bench)
-        frames.append(pd.DataFrame({
-            "pair_id": [f"{bench}/{run_name}/{q};{a};{b}" for q, a, b, _ in canon],
-            "judge": judge, "order": orders, "repeat": f["repeat"], "verdict": verdicts,
-            "p_a": float("nan"), "benchmark": bench, "run": run_name,
-            "raw": pd.Series(texts, dtype=object), "error": errors,
-        }))
+        frames.append(judgment_frame(keys, texts, benchmark=bench, run=run_name, judge=judge,
+                                     repeat=f["repeat"]))
     if not frames:
         raise ValueError(f"no Judging-the-Judges files match benchmark={benches}, run={runs}, "
                          f"judges={judge_list}; see judgekit.data.judging_the_judges.judges()")

@@ -60,17 +60,86 @@ def _text(completion: object) -> str | None:
     return completion if isinstance(completion, str) else None
 
 
+def pairs_frame(records: list, set_name: str, group: str | None, source: str) -> pd.DataFrame:
+    """The pairs of one set from its ``dataset.json`` records (``input``, ``output_1``,
+    ``output_2``, ``label`` 1 or 2, or missing)."""
+    if not isinstance(records, list):
+        raise ValueError(f"{source}: expected a JSON list of records")
+    try:
+        return pd.DataFrame({
+            "pair_id": [f"llmbar/{set_name}/{i}" for i in range(len(records))],
+            "prompt": [r["input"] for r in records],
+            "response_a": [r["output_1"] for r in records],
+            "response_b": [r["output_2"] for r in records],
+            "label": [label_from(r.get("label"), _LABELS) for r in records],
+            "dataset": set_name,
+            "group": group,
+        })
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{source}: a record lacks input / output_1 / output_2 or has a bad "
+                         f"label ({err!r})") from None
+
+
+def judgment_rows(results: list, records: list, set_name: str, judge: str, strategy: str,
+                  source: str) -> dict[str, list]:
+    """Both orders' verdicts of one ``result.json`` (the last round of each record's
+    ``results``), checked record by record against the set's pairs."""
+    if not isinstance(results, list):
+        raise ValueError(f"{source}: expected a JSON list of records with results")
+    if len(results) != len(records):
+        raise ValueError(f"{source}: {len(results)} results for {len(records)} pairs")
+    rec: dict[str, list] = {c: [] for c in ("pair_id", "judge", "model", "template", "order",
+                                            "verdict", "raw", "error")}
+    for i, (r, pair) in enumerate(zip(results, records)):
+        if r.get("input") != pair["input"] or r.get("output_1") != pair["output_1"]:
+            raise ValueError(f"{source}: result {i} does not match pair {i} of the set")
+        try:
+            final = r["results"][-1]
+        except (KeyError, IndexError, TypeError):
+            raise ValueError(f"{source}: result {i} has no 'results' rounds") from None
+        for key, order in _ORDERS:
+            if key not in final:
+                continue  # a run without the swapped order
+            out = final[key] or {}
+            winner = out.get("winner")
+            verdict = None if winner is None else _WINNER.get(str(winner).strip())
+            rec["pair_id"].append(f"llmbar/{set_name}/{i}")
+            rec["judge"].append(f"{judge}/{strategy}")
+            rec["model"].append(judge)
+            rec["template"].append(strategy)
+            rec["order"].append(order)
+            rec["verdict"].append(verdict)
+            rec["raw"].append(_text(out.get("completion")))
+            rec["error"].append(
+                None if verdict is not None
+                else "no verdict parsed upstream" if winner is None
+                else f"unexpected upstream winner {winner!r}"
+            )
+    return rec
+
+
+def judgments_frame(rec: dict[str, list]) -> pd.DataFrame:
+    """The judgments table from :func:`judgment_rows` output (concatenated lists)."""
+    return pd.DataFrame({
+        "pair_id": rec["pair_id"], "judge": rec["judge"], "order": rec["order"], "repeat": 0,
+        "verdict": rec["verdict"], "p_a": float("nan"), "model": rec["model"],
+        "template": rec["template"],
+        # long texts: kept as Python objects, skipping a costly copy into Arrow strings
+        "raw": pd.Series(rec["raw"], dtype=object), "error": rec["error"],
+    })
+
+
 def load(sets: str | list[str] | None = None, judges: str | list[str] | None = None,
          strategies: str | list[str] | None = None, *, progress: bool = True
          ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pairs (all 13 sets by default) and every judge x strategy's verdicts in both orders."""
     datasets, results = _files()
-    set_list = as_list(sets) or list(SETS)
+    set_list = as_list(sets, "sets") or list(SETS)
     check_names("LLMBar set", set_list, list(SETS))
     all_judges = sorted({k[1] for k in results})
     all_strats = sorted({k[2] for k in results})
-    judge_list = as_list(judges)
-    strat_list = as_list(strategies)
+    judge_list = as_list(judges, "judges")
+    strat_list = as_list(strategies, "strategies")
     if judge_list is not None:
         check_names("LLMBar judge", judge_list, all_judges)
     if strat_list is not None:
@@ -80,51 +149,15 @@ def load(sets: str | list[str] | None = None, judges: str | list[str] | None = N
     rec: dict[str, list] = {c: [] for c in ("pair_id", "judge", "model", "template", "order",
                                             "verdict", "raw", "error")}
     for set_name in set_list:
-        records = read_json(datasets[set_name], progress=progress)
-        ids = [f"llmbar/{set_name}/{i}" for i in range(len(records))]
-        pair_frames.append(pd.DataFrame({
-            "pair_id": ids,
-            "prompt": [r["input"] for r in records],
-            "response_a": [r["output_1"] for r in records],
-            "response_b": [r["output_2"] for r in records],
-            "label": [label_from(r["label"], _LABELS) for r in records],
-            "dataset": set_name,
-            "group": SETS[set_name][1],
-        }))
+        entry = datasets[set_name]
+        records = read_json(entry, progress=progress)
+        pair_frames.append(pairs_frame(records, set_name, SETS[set_name][1], entry.name))
         for (s, judge, strategy), entry in sorted(results.items()):
             if s != set_name or (judge_list and judge not in judge_list) or (
                     strat_list and strategy not in strat_list):
                 continue
-            res = read_json(entry, progress=progress)
-            if len(res) != len(records):
-                raise ValueError(f"{entry.name}: {len(res)} results for {len(records)} pairs")
-            judge_id = f"{judge}/{strategy}"
-            for i, (r, pair) in enumerate(zip(res, records)):
-                if r["input"] != pair["input"] or r["output_1"] != pair["output_1"]:
-                    raise ValueError(f"{entry.name}: result {i} does not match pair {i} of the set")
-                final = r["results"][-1]
-                for key, order in _ORDERS:
-                    out = final[key]
-                    winner = out.get("winner")
-                    verdict = None if winner is None else _WINNER.get(str(winner).strip())
-                    rec["pair_id"].append(ids[i])
-                    rec["judge"].append(judge_id)
-                    rec["model"].append(judge)
-                    rec["template"].append(strategy)
-                    rec["order"].append(order)
-                    rec["verdict"].append(verdict)
-                    rec["raw"].append(_text(out.get("completion")))
-                    rec["error"].append(
-                        None if verdict is not None
-                        else "no verdict parsed upstream" if winner is None
-                        else f"unexpected upstream winner {winner!r}"
-                    )
-    pairs = pd.concat(pair_frames, ignore_index=True)
-    judgments = pd.DataFrame({
-        "pair_id": rec["pair_id"], "judge": rec["judge"], "order": rec["order"], "repeat": 0,
-        "verdict": rec["verdict"], "p_a": float("nan"), "model": rec["model"],
-        "template": rec["template"],
-        # long texts: kept as Python objects, skipping a costly copy into Arrow strings
-        "raw": pd.Series(rec["raw"], dtype=object), "error": rec["error"],
-    })
-    return pairs, judgments
+            rows = judgment_rows(read_json(entry, progress=progress), records, set_name, judge,
+                                 strategy, entry.name)
+            for k, v in rows.items():
+                rec[k].extend(v)
+    return pd.concat(pair_frames, ignore_index=True), judgments_frame(rec)

@@ -32,9 +32,9 @@ def load(split: str | list[str] | None = None, batches: str | list[str] | None =
          progress: bool = True) -> tuple[pd.DataFrame, None]:
     """TL;DR comparison pairs (labels from the human labellers), optionally of some splits/batches."""
     files = _batches()
-    wanted = as_list(batches) or list(files)
+    wanted = as_list(batches, "batches") or list(files)
     check_names("TL;DR batch", wanted, list(files))
-    splits = as_list(split)
+    splits = as_list(split, "split")
     if splits is not None:
         check_names("TL;DR split", splits, list(SPLITS))
     rows = []
