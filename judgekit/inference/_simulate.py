@@ -49,3 +49,56 @@ def judge_moments(accuracy: float, flip_q: float, calls: int, win_rate: float = 
     var_f = v * (2.0 * accuracy - 1.0) ** 2 + a_dec * (1 - a_dec) * (1 - 2 * flip_q) ** 2 + (
         flip_q * (1 - flip_q) / calls)
     return v, cov, var_f
+
+
+#: The judges of the coverage study: accuracy of the underlying decision 0.6 to 0.9, errors that
+#: favour response a (``asymmetry``), position bias, flip noise and repeats.
+STUDY_JUDGES: dict[str, dict[str, float]] = {
+    "weak (0.6)": {"accuracy": 0.6, "flip_q": 0.1, "repeats": 1},
+    "biased (0.75)": {"accuracy": 0.75, "asymmetry": 0.1, "position_bias": 0.15, "flip_q": 0.1,
+                      "repeats": 3},
+    "good (0.9)": {"accuracy": 0.9, "asymmetry": 0.03, "flip_q": 0.05, "repeats": 1},
+    "good, very biased (0.9)": {"accuracy": 0.9, "asymmetry": 0.15, "position_bias": 0.3,
+                                "flip_q": 0.05, "repeats": 1},
+}
+
+
+def coverage_study(
+    *, judges: dict[str, dict[str, float]] | None = None, n_labels=(50, 200, 500),
+    n_pairs=(2000, 20000), reps: int = 1000, win_rate: float = 0.6, tie_rate: float = 0.1,
+    ci: float = 0.95, seed: int = 0,
+):
+    """Coverage of the human win rate and mean interval width per judge, design and method."""
+    import pandas as pd
+    from scipy import stats
+
+    from judgekit.inference._fit import quick
+
+    z = stats.norm.ppf(0.5 + ci / 2)
+    judges = STUDY_JUDGES if judges is None else judges
+    rng = np.random.default_rng(seed)
+    rows = []
+    for name, params in judges.items():
+        params = dict(params)
+        repeats = int(params.pop("repeats", 1))
+        for P in n_pairs:
+            for n in n_labels:
+                hits, widths = {}, {}
+                for _ in range(reps):
+                    y, f = simulate(P, win_rate=win_rate, tie_rate=tie_rate, repeats=repeats,
+                                    rng=rng, **params)
+                    ys = np.full(P, np.nan)
+                    idx = rng.choice(P, n, replace=False)
+                    ys[idx] = y[idx]
+                    for method, (theta, se) in quick(ys, f).items():
+                        hits.setdefault(method, []).append(abs(theta - win_rate) <= z * se)
+                        widths.setdefault(method, []).append(2 * z * se)
+                for method in hits:
+                    rows.append({"judge": name, "n_pairs": P, "n_labels": n, "method": method,
+                                 "coverage": float(np.mean(hits[method])),
+                                 "width": float(np.mean(widths[method])), "reps": reps})
+    out = pd.DataFrame(rows)
+    base = out[out["method"] == "classical"].set_index(["judge", "n_pairs", "n_labels"])["width"]
+    out["width_vs_classical"] = out["width"].to_numpy() / base.reindex(
+        pd.MultiIndex.from_frame(out[["judge", "n_pairs", "n_labels"]])).to_numpy()
+    return out
