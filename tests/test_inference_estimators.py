@@ -45,7 +45,7 @@ def _paper_lambda(Y, Yh, Yu):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_paper_estimators_equal_the_formulas(seed):
     y, f, lab = _data(seed=seed)
-    out = _by_method(jk.ppi_mean(np.where(lab, y, np.nan), f))
+    out = _by_method(jk.ppi_mean(np.where(lab, y, np.nan), f, small_sample=False))
     Y, Yh, Yu = y[lab], f[lab], f[~lab]
     lam = _paper_lambda(Y, Yh, Yu)
     assert out.loc["ppi++", "lam"] == pytest.approx(lam, abs=1e-12)
@@ -63,7 +63,7 @@ def test_paper_estimators_equal_the_formulas(seed):
 def test_paper_estimators_equal_ppi_python(seed):
     ppi_py = pytest.importorskip("ppi_py")
     y, f, lab = _data(seed=seed)
-    out = _by_method(jk.ppi_mean(np.where(lab, y, np.nan), f))
+    out = _by_method(jk.ppi_mean(np.where(lab, y, np.nan), f, small_sample=False))
     Y, Yh, Yu = y[lab], f[lab], f[~lab]
     assert abs(out.loc["ppi++", "estimate"] - ppi_py.ppi_mean_pointestimate(Y, Yh, Yu)[0]) < 1e-8
     low, high = ppi_py.ppi_mean_ci(Y, Yh, Yu, alpha=0.05)
@@ -76,6 +76,20 @@ def test_paper_estimators_equal_ppi_python(seed):
     low, high = ppi_py.classical_mean_ci(Y, alpha=0.05)
     assert abs(out.loc["classical", "ci_low"] - low) < 1e-8
     assert abs(out.loc["classical", "ci_high"] - high) < 1e-8
+
+
+def test_small_sample_intervals_use_t_and_divisor_n_minus_1():
+    y, f, lab = _data(M=2000, frac=0.03, seed=11)
+    out = _by_method(jk.ppi_mean(np.where(lab, y, np.nan), f))
+    Y, Yh, Yu = y[lab], f[lab], f[~lab]
+    n, N = len(Y), len(Yu)
+    lam = _paper_lambda(Y, Yh, Yu)
+    t = stats.t.ppf(0.975, n - 1)
+    for method, lm in (("classical", 0.0), ("ppi", 1.0), ("ppi++", lam)):
+        theta = lm * Yu.mean() + (Y - lm * Yh).mean()
+        se = np.sqrt(lm**2 * Yu.var() / N + (Y - lm * Yh).var(ddof=1) / n)
+        assert abs(out.loc[method, "ci_high"] - (theta + t * se)) < 1e-10
+        assert abs(out.loc[method, "ci_low"] - (theta - t * se)) < 1e-10
 
 
 # ---------------------------------------------------------- survey-sampling forms (finite, strata)
@@ -186,9 +200,10 @@ def test_quick_path_equals_public_function():
     for estimand in ("population", "pairs"):
         quick = _fit.quick(ys, f, estimand)
         out = _by_method(jk.ppi_mean(ys, f, estimand=estimand))
-        for method, (theta, se) in quick.items():
+        for method, (theta, se, crit) in quick.items():
             assert theta == pytest.approx(out.loc[method, "estimate"], abs=1e-14)
             assert se == pytest.approx(out.loc[method, "se"], abs=1e-14)
+            assert theta + crit * se == pytest.approx(out.loc[method, "ci_high"], abs=1e-14)
 
 
 def test_all_labelled_gives_the_classical_estimate():

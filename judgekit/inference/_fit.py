@@ -56,8 +56,9 @@ def _weighted_inputs(u: Unit) -> est.Weighted:
     return est.Weighted(y=u.y, f=u.f, pi=pi, stratum=u.stratum, n_strata=len(u.strata))
 
 
-def fit_unit(u: Unit, estimand: str) -> Fitted:
-    """Estimates of every method for one unit, and the per-pair terms of their variances."""
+def fit_unit(u: Unit, estimand: str, small_sample: bool = False) -> Fitted:
+    """Estimates of every method for one unit, and the per-pair terms of their variances
+    (``small_sample``: the labelled pairs' terms with divisor n − 1 instead of n)."""
     paper = u.pi is None and len(u.strata) == 1 and estimand == "population"
     lab = ~np.isnan(u.y)
     if paper:
@@ -68,6 +69,10 @@ def fit_unit(u: Unit, estimand: str) -> Fitted:
         if lab.all():
             lam = dict.fromkeys(lam, 0.0)
         terms = {m: est.paper_influence(u.y, u.f, lam[m]) for m in ("classical", "ppi", "ppi++")}
+        n = int(lab.sum())
+        if small_sample and n > 1:
+            for m in ("classical", "ppi", "ppi++"):
+                terms[m] = np.where(lab, terms[m] * math.sqrt(n / (n - 1)), terms[m])
         terms["judge_only"] = est.judge_influence(u.f)
         return Fitted(u, "paper", estimand, estimates, lam, terms,
                       dict.fromkeys(est.METHODS, 0))
@@ -152,10 +157,17 @@ def bootstrap(fits: list[Fitted], signs: list[float], n_boot: int, seed: int) ->
     return out
 
 
+def critical(ci: float, n_labelled: int, method: str, small_sample: bool) -> float:
+    """The normal quantile, or Student's t with n − 1 degrees of freedom for the estimates that
+    rest on the n labels when ``small_sample``."""
+    if small_sample and method != "judge_only" and n_labelled > 1:
+        return float(stats.t.ppf(0.5 + ci / 2, n_labelled - 1))
+    return float(stats.norm.ppf(0.5 + ci / 2))
+
+
 def rows(fits: list[Fitted], signs: list[float], *, label: dict, methods: list[str],
-         interval: str, n_boot: int, ci: float, seed: int) -> list[dict]:
+         interval: str, n_boot: int, ci: float, seed: int, small_sample: bool) -> list[dict]:
     """Output rows (one per method and interval kind) for Σ sign_k θ̂_k."""
-    z = stats.norm.ppf(0.5 + ci / 2)
     base = {**label,
             "n_labelled": sum(f.n_labelled for f in fits),
             "n_unlabelled": sum(len(f.unit.y) - f.n_labelled for f in fits),
@@ -173,6 +185,7 @@ def rows(fits: list[Fitted], signs: list[float], *, label: dict, methods: list[s
         common = {**base, "method": method, "estimate": estimate, "lam": lam}
         if interval in ("clt", "both"):
             se = clt_se(fits, signs, method)
+            z = critical(ci, min(f.n_labelled for f in fits), method, small_sample)
             out.append({**common, "interval": "clt", "se": se,
                         "ci_low": estimate - z * se, "ci_high": estimate + z * se})
         if boot is not None:
@@ -186,13 +199,14 @@ def rows(fits: list[Fitted], signs: list[float], *, label: dict, methods: list[s
     return out
 
 
-def quick(y: np.ndarray, f: np.ndarray, estimand: str = "population") -> dict[str, tuple[float, float]]:
-    """(estimate, CLT standard error) per method for one unit of independent items, without
-    building frames: the inner loop of simulations and label-subset studies."""
+def quick(y: np.ndarray, f: np.ndarray, estimand: str = "population", *, ci: float = 0.95,
+          small_sample: bool = True) -> dict[str, tuple[float, float, float]]:
+    """(estimate, CLT standard error, critical value) per method for one unit of independent
+    items, without building frames: the inner loop of simulations and label-subset studies."""
     M = len(y)
     unit = Unit(judge="", model=None, pair_id=np.arange(M), y=y, f=f, cluster=np.arange(M),
                 stratum=np.zeros(M, dtype=np.int64), strata=["all"], pi=None, n_invalid=0)
-    fitted = fit_unit(unit, estimand)
+    fitted = fit_unit(unit, estimand, small_sample)
     out = {}
     for method in est.METHODS:
         t = fitted.terms[method]
@@ -203,5 +217,6 @@ def quick(y: np.ndarray, f: np.ndarray, estimand: str = "population") -> dict[st
             n, p = fitted.n_labelled, fitted.n_params[method]
             if n > p:
                 var *= n / (n - p)
-        out[method] = (fitted.estimates[method], math.sqrt(var))
+        out[method] = (fitted.estimates[method], math.sqrt(var),
+                       critical(ci, fitted.n_labelled, method, small_sample))
     return out

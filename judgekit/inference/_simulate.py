@@ -66,15 +66,13 @@ STUDY_JUDGES: dict[str, dict[str, float]] = {
 def coverage_study(
     *, judges: dict[str, dict[str, float]] | None = None, n_labels=(50, 200, 500),
     n_pairs=(2000, 20000), reps: int = 1000, win_rate: float = 0.6, tie_rate: float = 0.1,
-    ci: float = 0.95, seed: int = 0,
+    ci: float = 0.95, small_sample: bool = True, seed: int = 0,
 ):
     """Coverage of the human win rate and mean interval width per judge, design and method."""
     import pandas as pd
-    from scipy import stats
 
     from judgekit.inference._fit import quick
 
-    z = stats.norm.ppf(0.5 + ci / 2)
     judges = STUDY_JUDGES if judges is None else judges
     rng = np.random.default_rng(seed)
     rows = []
@@ -90,7 +88,8 @@ def coverage_study(
                     ys = np.full(P, np.nan)
                     idx = rng.choice(P, n, replace=False)
                     ys[idx] = y[idx]
-                    for method, (theta, se) in quick(ys, f).items():
+                    for method, (theta, se, z) in quick(ys, f, ci=ci,
+                                                        small_sample=small_sample).items():
                         hits.setdefault(method, []).append(abs(theta - win_rate) <= z * se)
                         widths.setdefault(method, []).append(2 * z * se)
                 for method in hits:

@@ -62,16 +62,19 @@ def _half_width(m: _Moments, n: np.ndarray, n_pairs: np.ndarray, calls: int, z: 
     """z · sd of the estimate with n labels among n_pairs judged pairs (population estimand)."""
     n = np.asarray(n, float)
     N = np.asarray(n_pairs, float) - n
+    # the intervals' small-sample form: divisor n - 1 and Student's t with n - 1 df
+    df = np.maximum(n - 1, 1)
+    crit = stats.t.ppf(stats.norm.cdf(z), df)
     if method == "classical":
-        var = m.var_y / n
+        var = m.var_y / df
     else:
         vf = m.var_f(calls)
         with np.errstate(divide="ignore", invalid="ignore"):
             lam = np.clip(m.cov / ((1 + n / N) * vf), 0.0, 1.0) if vf > 0 else np.zeros_like(n)
             lam = np.where(np.isfinite(lam), lam, 0.0)
             unl = np.where(N > 0, lam**2 * vf / N, 0.0)
-        var = unl + (m.var_y - 2 * lam * m.cov + lam**2 * vf) / n
-    out = z * np.sqrt(m.deff * var)
+        var = unl + (m.var_y - 2 * lam * m.cov + lam**2 * vf) / df
+    out = crit * np.sqrt(m.deff * var)
     return np.where(n < np.asarray(n_pairs, float), out, np.nan) if method != "classical" else out
 
 
@@ -241,7 +244,8 @@ def plan_labels(
     judge's prediction averaged over m calls, σ²_f = σ²_μ + σ²_call / m, PPI++ with n labels
     and N unlabelled pairs has variance λ² σ²_f / N + (σ²_y − 2 λ c + λ² σ²_f) / n with
     λ = c / ((1 + n/N) σ²_f) clipped to [0, 1]; unclipped this is (σ²_y / n)(1 − ρ² N/(N + n)),
-    ρ the correlation of y and f. Label-only: σ²_y / n. The variance is multiplied by the pilot's
+    ρ the correlation of y and f. Label-only: σ²_y / n. As in the intervals, the labelled part
+    uses divisor n − 1 and the half-width Student's t quantile with n − 1 degrees of freedom. The variance is multiplied by the pilot's
     design effect (clustered over plain variance of the PPI++ estimate), and a difference of
     two models adds the two variances (ignoring the covariance of shared instructions, which
     makes the plan conservative when it is positive). Repeats only shrink σ²_call / m, the

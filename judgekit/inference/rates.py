@@ -81,6 +81,7 @@ def ppi_win_rates(
     cluster: str = "auto",
     interval: str = "clt",
     check_labels: bool = True,
+    small_sample: bool = True,
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -134,6 +135,11 @@ def ppi_win_rates(
         Refuse (:class:`~judgekit.exceptions.NonRandomLabelsError`) when the labelled pairs do
         not look like a random sample (see :func:`check_labelling`), unless ``sampling_prob`` is
         given.
+    small_sample : bool, default True
+        CLT intervals with Student's t quantile (n − 1 degrees of freedom, n the labels) and
+        the labelled pairs' variances with divisor n − 1, which keeps coverage at the nominal
+        level down to 50 labels. False gives the papers' normal intervals with divisor n (and
+        ppi-python's numbers) exactly.
     n_boot : int, default 1000
         Bootstrap resamples.
     ci : float, default 0.95
@@ -218,9 +224,9 @@ def ppi_win_rates(
                             "n_labelled": n, "n_unlabelled": len(u.y) - n, "n_clusters": np.nan,
                             "n_invalid": u.n_invalid, "lam": np.nan, "estimand": estimand})
             continue
-        fitted = _fit.fit_unit(u, estimand)
+        fitted = _fit.fit_unit(u, estimand, small_sample)
         out += _fit.rows([fitted], [1.0], label=label, methods=methods, interval=interval,
-                         n_boot=n_boot, ci=ci, seed=seed)
+                         n_boot=n_boot, ci=ci, seed=seed, small_sample=small_sample)
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -238,6 +244,7 @@ def ppi_compare(
     cluster: str = "auto",
     interval: str = "clt",
     check_labels: bool = True,
+    small_sample: bool = True,
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -251,7 +258,7 @@ def ppi_compare(
         As in :func:`ppi_win_rates`; pairs need ``model_a`` and ``model_b``.
     models : (str, str)
         The two models; the result is rate(first) − rate(second).
-    target, methods, prediction, estimand, strata, sampling_prob, cluster, interval, check_labels, n_boot, ci, seed
+    target, methods, prediction, estimand, strata, sampling_prob, cluster, interval, check_labels, small_sample, n_boot, ci, seed
         As in :func:`ppi_win_rates`.
 
     Returns
@@ -292,10 +299,10 @@ def ppi_compare(
             warnings.warn(f"ppi_compare: judge {judge!r}: a model has fewer than 2 labelled "
                           "pairs; skipped", MetricWarning, stacklevel=2)
             continue
-        fits = [_fit.fit_unit(u, estimand) for u in pair]
+        fits = [_fit.fit_unit(u, estimand, small_sample) for u in pair]
         label = {"judge": judge, "model": f"{models[0]} - {models[1]}", "target": target}
         out += _fit.rows(fits, [1.0, -1.0], label=label, methods=methods, interval=interval,
-                         n_boot=n_boot, ci=ci, seed=seed)
+                         n_boot=n_boot, ci=ci, seed=seed, small_sample=small_sample)
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -309,6 +316,7 @@ def ppi_mean(
     sampling_prob: Any = None,
     cluster: Any = None,
     interval: str = "clt",
+    small_sample: bool = True,
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -325,7 +333,7 @@ def ppi_mean(
         The human outcome per item, NaN where the item is unlabelled.
     f : array-like of float
         The prediction per item (finite everywhere).
-    methods, estimand, interval, n_boot, ci, seed
+    methods, estimand, interval, small_sample, n_boot, ci, seed
         As in :func:`ppi_win_rates`.
     strata : array-like, optional
         Stratum of each item (labels drawn at random within strata).
@@ -379,7 +387,7 @@ def ppi_mean(
     clus = ids if cluster is None else np.asarray(cluster)
     unit = _prepare.Unit(judge="", model=None, pair_id=ids, y=y, f=f, cluster=clus,
                          stratum=scodes, strata=snames, pi=pi, n_invalid=0)
-    fitted = _fit.fit_unit(unit, estimand)
+    fitted = _fit.fit_unit(unit, estimand, small_sample)
     out = pd.DataFrame(_fit.rows([fitted], [1.0], label={}, methods=methods, interval=interval,
-                                 n_boot=n_boot, ci=ci, seed=seed))
+                                 n_boot=n_boot, ci=ci, seed=seed, small_sample=small_sample))
     return out[[c for c in COLUMNS if c in out.columns]]
