@@ -259,10 +259,10 @@ def plan_labels(
     >>> plan = jk.plan_labels(half_width=0.03, accuracy=0.8, flip_q=0.1, n_pairs=[5000])
     >>> plan.answer[["design", "method", "labels_needed"]]
                           design     method  labels_needed
-    0  5000 pairs x 2 orders x 1  classical         1068.0
-    1  5000 pairs x 2 orders x 1      ppi++          669.0
-    2  5000 pairs x 2 orders x 3  classical         1068.0
-    3  5000 pairs x 2 orders x 3      ppi++          624.0
+    0  5000 pairs x 2 orders x 1  classical         1071.0
+    1  5000 pairs x 2 orders x 1      ppi++          665.0
+    2  5000 pairs x 2 orders x 3  classical         1071.0
+    3  5000 pairs x 2 orders x 3      ppi++          586.0
     """
     if not half_width > 0:
         raise ValueError(f"half_width must be > 0, got {half_width}")

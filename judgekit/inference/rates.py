@@ -202,10 +202,12 @@ def ppi_win_rates(
     >>> out = jk.ppi_win_rates(judgments, pairs.assign(label=humans))
     >>> out[["method", "estimate", "ci_low", "ci_high", "n_labelled"]].round(3)
            method  estimate  ci_low  ci_high  n_labelled
-    0   classical     0.515   0.445    0.585         200
-    1  judge_only     0.505   0.496    0.514         200
-    2         ppi     0.508   0.453    0.562         200
-    3       ppi++     0.508   0.454    0.562         200
+    0   classical     0.460   0.390    0.530         200
+    1  judge_only     0.501   0.487    0.514         200
+    2         ppi     0.510   0.464    0.557         200
+    3       ppi++     0.508   0.462    0.554         200
+    >>> round(float((pairs["label"] == "a").mean()), 3)   # the truth from all 3,000 labels
+    0.506
     """
     methods = _check(methods, interval, estimand, n_boot, ci)
     units = _units(judgments, pairs, target, models, prediction, strata, sampling_prob, cluster,
@@ -277,12 +279,13 @@ def ppi_compare(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, *_ = jk.simulate_leaderboard(3, 400, seed=1)
-    >>> labelled = pairs.assign(label=pairs["label"].where(pairs.index % 4 == 0))
-    >>> d = jk.ppi_compare(judgments, labelled, ("model_0", "model_1"), methods=["ppi++"])
+    >>> pairs, judgments, _ = jk.simulate_judgments(3000, accuracy=0.8, seed=0)
+    >>> pairs["model_a"], pairs["model_b"] = pairs.index.map(lambda i: f"m{i % 2 + 1}"), "base"
+    >>> labelled = pairs.assign(label=pairs["label"].where(pairs.index % 15 == 0))
+    >>> d = jk.ppi_compare(judgments, labelled, ("m1", "m2"), methods=["ppi++"])
     >>> d[["model", "method", "n_labelled"]]
-                   model method  n_labelled
-    0  model_0 - model_1  ppi++         200
+         model method  n_labelled
+    0  m1 - m2  ppi++         200
     """
     if isinstance(models, str) or len(models) != 2:
         raise ValueError(f"models must be two model names, got {models!r}")
@@ -350,16 +353,16 @@ def ppi_mean(
     Examples
     --------
     >>> import numpy as np, judgekit as jk
-    >>> rng = np.random.default_rng(0)
+    >>> rng = np.random.default_rng(1)
     >>> y = rng.binomial(1, 0.3, 5000).astype(float)          # the truth is 0.3
     >>> f = np.where(rng.random(5000) < 0.85, y, 1 - y)        # an 85%-accurate classifier
     >>> y_seen = np.where(np.arange(5000) < 300, y, np.nan)    # 300 labels
     >>> jk.ppi_mean(y_seen, f)[["method", "estimate", "se"]].round(3)
            method  estimate     se
-    0   classical     0.320  0.027
-    1  judge_only     0.362  0.007
-    2         ppi     0.316  0.019
-    3       ppi++     0.316  0.019
+    0   classical     0.290  0.026
+    1  judge_only     0.357  0.007
+    2         ppi     0.266  0.023
+    3       ppi++     0.275  0.020
     """
     methods = _check(methods, interval, estimand, n_boot, ci)
     y = np.asarray(y, dtype=float)
