@@ -20,7 +20,7 @@ from judgekit.exceptions import NonRandomLabelsError
 from judgekit.inference import _prepare
 from judgekit.inference._prepare import Unit
 
-__all__ = ["check_labelling"]
+__all__ = ["check_labelling", "sample_for_labelling"]
 
 #: Family-wise level below which :func:`judgekit.ppi_win_rates` refuses to run.
 ALPHA = 1e-3
@@ -215,3 +215,72 @@ def check_labelling(
     if not frames:
         return pd.DataFrame(columns=cols)
     return pd.concat(frames, ignore_index=True)[cols]
+
+
+def sample_for_labelling(
+    pairs: pd.DataFrame,
+    n: int,
+    *,
+    strata: str | None = None,
+    allocation: dict[str, int] | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Choose the pairs to send to human annotators, at random, and record the probabilities.
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        The pairs table (validated).
+    n : int
+        How many pairs to label (without ``strata``), or the total when ``allocation`` is None
+        (then shared across strata in proportion to their size).
+    strata : str, optional
+        A column of pairs to draw within (e.g. ``"model"`` or ``"task"``).
+    allocation : dict, optional
+        Labels per stratum (overrides the proportional split), e.g. more for a rare task.
+    seed : int
+        Seeds the draw.
+
+    Returns
+    -------
+    DataFrame
+        ``pair_id``, ``to_label`` (bool) and ``sampling_prob`` (the probability the pair was
+        chosen: n_h / M_h in its stratum), ready for ``sampling_prob=`` of
+        :func:`judgekit.ppi_win_rates` once the labels are in.
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> pairs = jk.simulate_pairs(1000, seed=0)
+    >>> plan = jk.sample_for_labelling(pairs, 100, seed=1)
+    >>> int(plan["to_label"].sum()), float(plan["sampling_prob"].iloc[0])
+    (100, 0.1)
+    """
+    from judgekit.schema import validate_pairs
+
+    p = validate_pairs(pairs) if "label" in pairs.columns else pairs.copy()
+    rng = np.random.default_rng(seed)
+    M = len(p)
+    groups = pd.Series("all", index=p.index) if strata is None else p[strata].astype(str)
+    sizes = groups.value_counts()
+    if allocation is None:
+        if not 0 < n <= M:
+            raise ValueError(f"n must be between 1 and the {M} pairs, got {n}")
+        raw = n * sizes / M
+        alloc = np.floor(raw).astype(int)
+        short = n - int(alloc.sum())
+        alloc[(raw - alloc).sort_values(ascending=False).index[:short]] += 1
+    else:
+        alloc = pd.Series(allocation).reindex(sizes.index).fillna(0).astype(int)
+        too_many = alloc > sizes
+        if too_many.any():
+            raise ValueError(f"allocation: more labels than pairs in {list(alloc.index[too_many])}")
+    to_label = np.zeros(M, dtype=bool)
+    prob = np.zeros(M)
+    pos = {g: np.flatnonzero((groups == g).to_numpy()) for g in sizes.index}
+    for g, idx in pos.items():
+        k = int(alloc.get(g, 0))
+        to_label[rng.choice(idx, k, replace=False)] = True
+        prob[idx] = k / len(idx)
+    return pd.DataFrame({"pair_id": p["pair_id"].astype(str).to_numpy(), "to_label": to_label,
+                         "sampling_prob": prob})
