@@ -49,11 +49,12 @@ def _categorical(x: np.ndarray, lab: np.ndarray, stratum: np.ndarray) -> tuple[f
         c, _, d, _ = stats.chi2_contingency(table.to_numpy(), correction=False)
         chi2, dof = chi2 + c, dof + d
         share = table[True] / table.sum(axis=1)
-        detail += [f"{k}: {v:.0%}" for k, v in share.sort_values().items()]
+        detail += [(v, f"{k}: {v:.0%}") for k, v in share.items()]
     if dof == 0:
         return np.nan, np.nan, ""
-    worst = detail[:2] + (["..."] if len(detail) > 4 else []) + detail[-2:] if len(detail) > 4 else detail
-    return chi2, float(stats.chi2.sf(chi2, dof)), "labelled share " + ", ".join(worst)
+    detail = [text for _, text in sorted(detail, key=lambda d: d[0])]
+    shown = detail if len(detail) <= 4 else [*detail[:2], "...", *detail[-2:]]
+    return chi2, float(stats.chi2.sf(chi2, dof)), "labelled share " + ", ".join(shown)
 
 
 def _numeric(x: np.ndarray, lab: np.ndarray, stratum: np.ndarray) -> tuple[float, float, str]:
