@@ -11,6 +11,7 @@ Importing judgekit does no I/O and reads no environment variable.
 
 from judgekit import calibration as _calibration
 from judgekit import data as _data
+from judgekit import inference as _inference
 from judgekit import judging as _judging
 from judgekit import metrics as _metrics
 from judgekit import perturb as _perturb
@@ -21,6 +22,7 @@ from judgekit._env import smoke
 from judgekit._version import __version__
 from judgekit.calibration import *  # noqa: F403
 from judgekit.data import *  # noqa: F403
+from judgekit.inference import *  # noqa: F403
 from judgekit.judging import *  # noqa: F403
 from judgekit.metrics import *  # noqa: F403
 from judgekit.perturb import *  # noqa: F403
@@ -28,6 +30,6 @@ from judgekit.schema import *  # noqa: F403
 from judgekit.winrate import *  # noqa: F403
 
 __all__ = ["__version__", "smoke", "viz"]
-for _module in (_schema, _data, _judging, _metrics, _calibration, _winrate, _perturb):
+for _module in (_schema, _data, _judging, _metrics, _calibration, _winrate, _perturb, _inference):
     __all__ += list(_module.__all__)
 del _module

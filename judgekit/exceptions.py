@@ -13,6 +13,9 @@ Errors
   table of errors.
 - :class:`CacheError` (an :class:`OSError`): the judge cache file cannot be opened, read or
   written. The message names the file and the fix.
+- :class:`NonRandomLabelsError` (a :class:`ValueError`): the human labels do not look like a
+  random sample of the pairs, so estimates from them would be biased. The message names the
+  judge, the covariates that differ and the fixes (sampling probabilities or strata).
 
 Warnings
 
@@ -34,6 +37,7 @@ __all__ = [
     "JudgeConnectionError",
     "MetricWarning",
     "MissingDataWarning",
+    "NonRandomLabelsError",
     "UnsafePickleError",
     "UnverifiedDataWarning",
 ]
@@ -53,6 +57,11 @@ class JudgeConnectionError(OSError):
 
 class CacheError(OSError):
     """The judge cache file cannot be opened, read or written."""
+
+
+class NonRandomLabelsError(ValueError):
+    """The labelled pairs differ from the unlabelled ones beyond chance: labels are missing not at
+    random, and an unweighted estimate from them would be biased."""
 
 
 class MetricWarning(RuntimeWarning):
