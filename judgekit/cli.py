@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return reproduce(out=args.out, smoke=args.smoke, only=args.only, timeout=args.timeout)
     if args.command == "serve-sim":
-        from judgekit.judging.simserver import serve_forever
+        from judgekit.sim import serve_forever
 
         return serve_forever(host=args.host, port=args.port, config=args.config)
     if args.command == "datasets":
