@@ -156,7 +156,6 @@ class SimServer:
         self.faults = faults if isinstance(faults, Faults) else Faults(**dict(faults or {}))
         self.limiter = RateLimiter(rpm, tpm, rate_window)
         extra = [get_template(t) for t in templates]
-        self.signal_detector = signal_detector
         self.handlers = list(handlers)
         self.host, self._port = host, int(port)
         self._labels: dict[tuple[str, str, str], str | None] = {}
@@ -192,6 +191,14 @@ class SimServer:
     @property
     def batch_delay(self) -> float:
         return self._batches.delay
+
+    @property
+    def signal_detector(self) -> SignalDetector | None:
+        return self._completer.signal_detector
+
+    @signal_detector.setter
+    def signal_detector(self, detector: SignalDetector | None) -> None:
+        self._completer.signal_detector = detector
 
     def register_pairs(self, pairs: pd.DataFrame) -> None:
         """Tell the judge the human labels (and ids) of these pairs."""
