@@ -25,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--host", default="127.0.0.1")
     sim.add_argument("--port", type=int, default=0, help="0 picks a free port (printed)")
     sim.add_argument("--config", default=None,
-                     help="JSON or TOML file with the simulated judges' parameters and faults")
+                     help="JSON or TOML file with the simulated judges' parameters, faults and rate limits")
 
     ds = sub.add_parser("datasets", help="list the datasets judgekit can load")
     ds.add_argument("--offline", action="store_true", help="only those available offline here")
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return reproduce(out=args.out, smoke=args.smoke, only=args.only, timeout=args.timeout)
     if args.command == "serve-sim":
-        from judgekit.judging.simserver import serve_forever
+        from judgekit.sim import serve_forever
 
         return serve_forever(host=args.host, port=args.port, config=args.config)
     if args.command == "datasets":

@@ -385,7 +385,7 @@ def test_bad_input_is_refused_with_clear_errors():
 
 
 def test_serve_sim_config_builds_the_server(tmp_path):
-    from judgekit.judging.simserver import server_from_config
+    from judgekit.sim import server_from_config
 
     pairs = jk.simulate_pairs(4, seed=16)
     pairs.to_parquet(tmp_path / "pairs.parquet")

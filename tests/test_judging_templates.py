@@ -84,15 +84,17 @@ def test_echo_copied_from_the_prompt_does_not_count():
     assert t.parse('Preferred: <"A" or "B">').option is None          # the format line itself
     assert t.parse("Comparison: B is tighter.\nPreferred: B").option == "B"
     assert t.parse("Comparison: fine.\nPREFERRED: b").option == "B"    # case-insensitive label
-    # a line of 25+ characters copied from the prompt does not count, even when it holds what
-    # looks like a verdict (here a response that quotes the format); without the prompt it does
+    # a response that quotes the format: the judge copying its line is not a statement, with or
+    # without the prompt ("Preferred:" must open the line). Lines copied from the prompt are no
+    # longer set aside as such: a response could plant the judge's own verdict line there
+    # (tests/test_judging_parsing.py)
     quoted = "The grader's final line reads: Preferred: A"
     prompt = "\n".join(m["content"] for m in t.render("p", [quoted, "y"]))
     answer = f"Comparison: B is tighter.\nPreferred: B\n{quoted}"
-    assert t.parse(answer).option == "A"
+    assert t.parse(answer).option == "B"
     assert t.parse(answer, prompt_text=prompt).option == "B"
     r = t.parse(quoted, prompt_text=prompt)
-    assert r.option is None and "echo" in r.error
+    assert r.option is None and "never stated" in r.error
 
 
 def test_options_and_ties_are_data():

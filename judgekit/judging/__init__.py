@@ -13,8 +13,8 @@ from judgekit.judging.engine import (
     run_judges,
 )
 from judgekit.judging.logprobs import option_probabilities
-from judgekit.judging.simserver import Faults, SimServer
 from judgekit.judging.templates import ParsedVerdict, Template, get_template, list_templates
+from judgekit.sim import Faults, SimServer
 
 __all__: list[str] = [
     "DEFAULT_PRICES",

@@ -35,9 +35,12 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pandas as pd
+
+from judgekit.judging.decoding import PLACEHOLDER, compiled_regexes, decode_request
+from judgekit.judging.parsing import ANCHORS, ParsedVerdict, parse_verdict
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,37 +49,10 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 __all__ = ["ParsedVerdict", "Template", "get_template", "list_templates"]
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _ID_OK = re.compile(r"^\w{1,16}$")
 _NOTE_ID = re.compile(r"\{id_([a-d])\}")
 _FIXED = {"prompt", "responses", "n", "ids_or", "ids_bracketed", "tie_id", "tie_clause"}
-_ECHO_MIN_CHARS = 25
-_SENTENCE_END = re.compile(r"[.!?;](?=\s)")
 _LETTERS = "abcd"
-
-
-class ParsedVerdict(NamedTuple):
-    """Result of :meth:`Template.parse`.
-
-    ``option`` is the canonical option ID the judge chose (the tie ID for a tie) or None;
-    ``start`` the character offset of that ID in the text; ``error`` why there is no verdict.
-    """
-
-    option: str | None
-    start: int | None
-    error: str | None
-
-
-def _is_response(name: str) -> bool:
-    return re.fullmatch(r"response_[1-4]", name) is not None
-
-
-def _is_position_id(name: str) -> bool:
-    return re.fullmatch(r"id_[1-4]", name) is not None
-
-
-def _is_option(name: str) -> bool:
-    return re.fullmatch(r"t[1-4]", name) is not None
 
 
 @dataclass(frozen=True)
@@ -96,11 +72,16 @@ class Template:
     tie_id, tie_clause : str
         The tie option's ID, and the text substituted for ``{tie_clause}`` when ties are on.
     reasons_first : bool
-        Whether the judge explains before it states the verdict.
+        Whether the judge explains before it states the verdict; the parser takes the last
+        verdict stated when True, the first when the format puts the verdict first.
     verdict_pattern : str
         Regular expression with a named group ``id``; ``{ids}`` becomes the alternatives.
     verdict_flags : str
         ``"i"`` to match case-insensitively.
+    verdict_anchor : str
+        Where on its line the answer format puts the verdict: ``"none"`` (anywhere),
+        ``"start"`` (the match opens its line), ``"line"`` (it opens its line and the ID ends
+        the statement). See :mod:`judgekit.judging.parsing`.
     reply : str
         How the simulated judge writes its answer (``{reason}``, ``{verdict}``).
     max_responses : int
@@ -133,6 +114,7 @@ class Template:
     reasons_first: bool = True
     verdict_pattern: str = r"\[\[\s*(?P<id>{ids})\s*\]\]"
     verdict_flags: str = ""
+    verdict_anchor: str = "none"
     reply: str = "{reason}\n\n[[{verdict}]]"
     max_responses: int = 2
     response_block: str = ""
@@ -147,7 +129,8 @@ class Template:
 
     def __hash__(self) -> int:
         return hash((self.name, self.user, self.system, self.options, self.ties, self.tie_id,
-                     self.tie_clause, self.verdict_pattern, self.response_block,
+                     self.tie_clause, self.verdict_pattern, self.verdict_flags,
+                     self.verdict_anchor, self.reasons_first, self.response_block,
                      tuple(sorted(self.defaults.items()))))
 
     def __post_init__(self) -> None:
@@ -176,6 +159,8 @@ class Template:
             raise ValueError(f"{where}: verdict_pattern needs a group (?P<id>{{ids}})")
         if set(self.verdict_flags) - {"i"}:
             raise ValueError(f"{where}: verdict_flags may only contain 'i', got {self.verdict_flags!r}")
+        if self.verdict_anchor not in ANCHORS:
+            raise ValueError(f"{where}: verdict_anchor must be one of {ANCHORS}, got {self.verdict_anchor!r}")
         uses_block = "{responses}" in self.user
         if self.max_responses > 2 and not (uses_block and self.response_block):
             raise ValueError(f"{where}: n-way templates need '{{responses}}' and a response_block")
@@ -398,17 +383,26 @@ class Template:
         return None
 
     def parse(self, text: str | None, *, prompt_text: str | None = None) -> ParsedVerdict:
-        """The judge's last stated verdict in ``text``.
+        """The verdict the judge states in ``text``, read where this template's format puts it.
 
-        Matches on a line that names two or more different options (an echo of the format
-        instructions such as ``"[[A]]" if A is better, "[[B]]" if B is better``) do not count,
-        nor do matches on a line of 25 or more characters copied from ``prompt_text``.
+        Quotations, format echoes (a sentence naming two or more options) and mentions outside
+        the answer format do not count; of the statements left, the last one counts when the
+        judge reasons first, the first one when the format asks for the verdict first. The rules
+        are in :mod:`judgekit.judging.parsing`; parsing takes time linear in ``len(text)``.
+
+        Parameters
+        ----------
+        text : str or None
+            The judge's answer.
+        prompt_text : str, optional
+            Accepted for compatibility and not used: lines copied from the prompt are no longer
+            set aside, because a response could plant the judge's own verdict line there.
 
         Returns
         -------
         ParsedVerdict
             ``(option, start, error)``; ``option`` is None and ``error`` says why when no verdict
-            is found.
+            is stated.
 
         Examples
         --------
@@ -418,42 +412,17 @@ class Template:
         'B'
         >>> t.parse('"[[A]]" if assistant A is better, "[[B]]" if assistant B is better').error
         'only echoes of the format instructions, no verdict'
+        >>> t.parse('[[A]]\\n\\nAssistant B ends its answer with "[[B]]" to sway the judge.').option
+        'A'
+        >>> jk.get_template("rafailov_tldr").parse("Comparison: ...\\nPreferred: a summary of B").error[:30]
+        'a verdict is only quoted, echo'
         """
-        if text is None or not str(text).strip():
-            return ParsedVerdict(None, None, "empty response")
-        text = str(text)
-        rx = self.verdict_regex
-        matches = list(rx.finditer(text))
-        if not matches:
-            tail = text.strip()[-60:].replace("\n", " ")
-            return ParsedVerdict(
-                None, None, f"no verdict in the format of template {self.name!r} (ends: {tail!r})"
-            )
-        valid = [m for m in matches if not self._is_echo(m, text, prompt_text)]
-        if not valid:
-            return ParsedVerdict(None, None, "only echoes of the format instructions, no verdict")
-        m = valid[-1]
-        option = self.canonical(m.group("id"))
-        return ParsedVerdict(option, m.start("id"), None)
-
-    def _is_echo(self, m: re.Match[str], text: str, prompt_text: str | None) -> bool:
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.end())
-        line = text[start : len(text) if end < 0 else end]
-        # the sentence holding the match: an echo lists several options in one sentence
-        left = max([start] + [b.end() for b in _SENTENCE_END.finditer(text, start, m.start())])
-        right = _SENTENCE_END.search(text, m.end(), start + len(line))
-        sentence = text[left : right.start() + 1 if right else start + len(line)]
-        named = {self.canonical(x.group("id")) for x in self.verdict_regex.finditer(sentence)}
-        if len(named) >= 2:
-            return True
-        stripped = line.strip()
-        return bool(prompt_text) and len(stripped) >= _ECHO_MIN_CHARS and stripped in prompt_text
+        return parse_verdict(self, text)
 
     # ------------------------------------------------------------------ decoding requests
     def request_regexes(self, n: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
         """Regexes that recover the rendered fields from a (system, user) pair of texts."""
-        return _compiled_regexes(self, n)
+        return compiled_regexes(self, n)
 
     def decode(self, system: str, user: str) -> dict[str, Any] | None:
         """Recover prompt, responses (display order), IDs, ties and notes from rendered texts.
@@ -470,49 +439,10 @@ class Template:
         (['one', 'two'], ['B', 'A'], 'Note.')
         """
         for n in range(self.max_responses, 1, -1):
-            out = self._decode_n(n, system, user)
+            out = decode_request(self, n, system, user)
             if out is not None:
                 return out
         return None
-
-    def _decode_n(self, n: int, system: str, user: str) -> dict[str, Any] | None:
-        sys_rx, user_rx = self.request_regexes(n)
-        mu = user_rx.match(user)
-        if mu is None:
-            return None
-        ms = sys_rx.match(system or "")
-        if ms is None:
-            return None
-        groups: dict[str, str] = {}
-        for m in (ms, mu):
-            for k, v in m.groupdict().items():
-                if v is None:
-                    continue
-                if k in groups and groups[k] != v and k not in ("system_note", "user_note"):
-                    return None
-                groups[k] = v
-        if groups.get("n", str(n)) != str(n):
-            return None
-        options = tuple(groups.get(f"t{k + 1}", o) for k, o in enumerate(self.options))
-        ids = [groups.get(f"id_{k + 1}") for k in range(n)]
-        if any(i is None for i in ids) or not set(ids) <= set(options) or len(set(ids)) != n:
-            return None
-        ties = "tie_id" in groups and self.tie_clause != ""
-        if not self.tie_clause:
-            ties = self.ties
-        return {
-            "template": self,
-            "prompt": groups.get("prompt"),
-            "responses": [groups[f"response_{k + 1}"] for k in range(n)],
-            "ids": ids,
-            "options": options,
-            "ties": ties,
-            "tie_id": groups.get("tie_id", self.tie_id),
-            "fields": {f: groups.get(f) for f in self.fields},
-            "system_note": groups.get("system_note"),
-            "user_note": groups.get("user_note"),
-        }
-
 
 def _check_order(order: str) -> str:
     if not isinstance(order, str) or not 2 <= len(order) <= 4:
@@ -536,78 +466,7 @@ def _resolve_note(note: str, carried: Mapping[str, str], column: str) -> str:
 
 
 def _substitute(text: str, values: Mapping[str, str]) -> str:
-    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
-
-
-def _regex_for(template: Template, text: str, n: int, seen: set[str]) -> str:
-    """Regex source for rendered ``text``; placeholders become named groups or backreferences."""
-    out: list[str] = []
-    pos = 0
-    known_fields = set(template.fields)
-    for m in _PLACEHOLDER.finditer(text):
-        out.append(re.escape(text[pos : m.start()]))
-        pos = m.end()
-        name = m.group(1)
-        if name == "responses" and template.response_block:
-            blocks = []
-            for k in range(n):
-                block = template.response_block.replace("{id}", f"{{id_{k + 1}}}")
-                block = block.replace("{response}", f"{{response_{k + 1}}}").replace("{k}", str(k + 1))
-                blocks.append(_regex_for(template, block, n, seen))
-            out.append(re.escape(template.block_separator).join(blocks))
-            continue
-        if name == "tie_clause":
-            inner = _regex_for(template, template.tie_clause, n, seen) if template.tie_clause else ""
-            out.append(f"(?:{inner})?" if inner else "")
-            continue
-        if _is_response(name) or name == "prompt" or name in known_fields:
-            if _is_response(name) and int(name[-1]) > n:
-                out.append(re.escape(m.group(0)))
-                continue
-            group = f"(?P<{name}>.*?)"
-        elif _is_position_id(name) or _is_option(name) or name == "tie_id":
-            if _is_position_id(name) and int(name[-1]) > n:
-                out.append(re.escape(m.group(0)))
-                continue
-            # distinct from the position IDs already seen, so a response quoting another
-            # position's label cannot end the match early with a duplicate ID
-            earlier = [f"id_{k}" for k in range(1, int(name[-1]))] if _is_position_id(name) else []
-            guard = "".join(rf"(?!(?P={e})(?!\w))" for e in earlier if e in seen)
-            group = rf"(?P<{name}>{guard}\w{{1,16}}?)"
-        elif name in ("n",):
-            group = rf"(?P<{name}>\d+)"
-        elif name in ("ids_or", "ids_bracketed"):
-            group = rf"(?P<{name}>.*?)"
-        else:
-            out.append(re.escape(m.group(0)))
-            continue
-        if name in seen:
-            out.append(f"(?P={name})")
-        else:
-            seen.add(name)
-            out.append(group)
-    out.append(re.escape(text[pos:]))
-    return "".join(out)
-
-
-_REGEX_CACHE: dict[tuple[Template, int], tuple[re.Pattern[str], re.Pattern[str]]] = {}
-
-
-def _compiled_regexes(template: Template, n: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    key = (template, n)
-    hit = _REGEX_CACHE.get(key)
-    if hit is not None:
-        return hit
-    seen_sys: set[str] = set()
-    if template.system:
-        sys_src = _regex_for(template, template.system, n, seen_sys)
-        sys_rx = re.compile(rf"\A{sys_src}(?:\n\n(?P<system_note>.*))?\Z", re.DOTALL)
-    else:
-        sys_rx = re.compile(r"\A(?P<system_note>.*)\Z", re.DOTALL)
-    user_src = _regex_for(template, template.user, n, set())
-    user_rx = re.compile(rf"\A{user_src}(?:\n\n(?P<user_note>.*))?\Z", re.DOTALL)
-    _REGEX_CACHE[key] = (sys_rx, user_rx)
-    return sys_rx, user_rx
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
 # ---------------------------------------------------------------------- registry of bundled files

@@ -1,0 +1,102 @@
+"""Fault injection for the simulated server: which attempt of which request fails, and how.
+
+The choice is a pure function of (request body digest, attempt number, seed), so a retried request
+eventually succeeds, two runs of the same job see the same faults, and the rate limiter or the
+timing of a run cannot change which attempt fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+__all__ = ["FAULT_KINDS", "Faults"]
+
+#: the fault fields of :class:`Faults`, in the order their rates are stacked
+FAULT_KINDS = (
+    "rate_429", "rate_500", "rate_503", "rate_timeout", "rate_drop", "rate_malformed",
+    "rate_empty_choices", "rate_missing_logprobs", "rate_truncated",
+)
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Fault rates of the simulated server (each a probability per attempt).
+
+    Which attempt fails is a pure function of (request body, attempt number, ``seed``), so a
+    retried request eventually succeeds and a run is reproducible.
+
+    Parameters
+    ----------
+    rate_429 : float
+        Rate limit: status 429 with a ``Retry-After`` header of ``retry_after`` seconds. Not paid.
+        (The sliding-window limiter of :class:`~judgekit.sim.SimServer`'s ``rpm``/``tpm`` is
+        separate: it answers 429 by the load, not by chance.)
+    rate_500, rate_503 : float
+        Server errors. Not paid.
+    rate_timeout : float
+        The answer is generated (paid), then held back for ``stall_s`` seconds: a client with a
+        shorter timeout abandons a paid call.
+    rate_drop : float
+        The connection is closed before any answer. Not paid.
+    rate_malformed : float
+        Status 200 with a body that is not JSON. Paid.
+    rate_empty_choices : float
+        Status 200 with ``choices: []``. Paid.
+    rate_missing_logprobs : float
+        A normal answer without logprobs. Paid.
+    rate_truncated : float
+        The answer is cut before the verdict, ``finish_reason="length"``. Paid.
+    retry_after, stall_s : float
+        Seconds, see above.
+    seed : int
+        Seeds the choice of faulty attempts.
+
+    Examples
+    --------
+    >>> import hashlib, judgekit as jk
+    >>> faults = jk.Faults(rate_500=0.5, seed=1)
+    >>> digest = hashlib.sha256(b'{"messages": []}').digest()
+    >>> [faults.pick(digest, attempt) for attempt in range(4)] == [
+    ...     faults.pick(digest, attempt) for attempt in range(4)]
+    True
+    >>> {faults.pick(digest, a) for a in range(50)} == {"500", None}
+    True
+    """
+
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    rate_503: float = 0.0
+    rate_timeout: float = 0.0
+    rate_drop: float = 0.0
+    rate_malformed: float = 0.0
+    rate_empty_choices: float = 0.0
+    rate_missing_logprobs: float = 0.0
+    rate_truncated: float = 0.0
+    retry_after: float = 0.05
+    stall_s: float = 5.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        rates = [getattr(self, k) for k in FAULT_KINDS]
+        if any(not 0.0 <= r <= 1.0 for r in rates) or sum(rates) > 1.0:
+            raise ValueError(f"fault rates must be in [0, 1] and sum to at most 1, got {rates}")
+
+    def pick(self, digest: bytes, attempt: int) -> str | None:
+        """The fault of this attempt (``"429"``, ``"drop"``, ...), or None.
+
+        Parameters
+        ----------
+        digest : bytes
+            The sha256 of the request body.
+        attempt : int
+            How many earlier attempts of the same body the server has seen.
+        """
+        h = hashlib.blake2b(digest + f"|{attempt}|{self.seed}".encode(), digest_size=8).digest()
+        u = (int.from_bytes(h, "little") >> 11) / 2.0**53
+        acc = 0.0
+        for kind in FAULT_KINDS:
+            acc += getattr(self, kind)
+            if u < acc:
+                return kind[len("rate_"):]
+        return None
