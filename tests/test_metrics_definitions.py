@@ -109,6 +109,12 @@ def test_consistency_fairness_win_rate_by_hand():
     # Shi et al.'s code counts (A, C) as primacy
     assert ref["primacy"] == 3 and ref["recency"] == 2
     assert ref["preference_fairness"] == pytest.approx((2 * 2 / 5 - 3 * 3 / 5) / 11)  # -1/11
+    # Shi et al.'s code scales by every judgment pair, the invalid one (p4 repeat 2) included
+    ref_all = jk.preference_fairness(j, p, mixed_ties="reference", pf_denominator="all", n_boot=0)
+    ref_all = ref_all.set_index("metric").loc["preference_fairness"]
+    assert ref_all["estimate"] == pytest.approx(-1 / 12) and ref_all["n"] == 12
+    with pytest.raises(ValueError, match="pf_denominator must be 'valid' or 'all'"):
+        jk.preference_fairness(j, p, pf_denominator="pairs")
     wr = _est(jk.overall_win_rate(j, p, n_boot=0))
     # a wins both orders: p1 x2, p3 x1; b both: p2 x2; everything else is half a win
     assert wr["win_rate"] == pytest.approx((3 + (11 - 3 - 2) / 2) / 11)
@@ -135,16 +141,50 @@ def test_mixed_ties_follow_shi_reference_code():
 
 def test_repetition_stability_by_hand():
     rs = _est(jk.repetition_stability(_judgments(), n_boot=0))
-    # majority share per request: p1ab 2/3, p1ba 1, p2ab 1, p2ba 2/3, p3ab 1, p3ba 2/3,
-    # p4ab 2/3, p4ba 1 (two valid ties; the invalid repeat is left out)
-    assert rs["repetition_stability"] == pytest.approx(5 / 6)
-    # the judge said "tie", so m = 3 options; RS_0(3 trials) = 17/27, RS_0(2 trials) = 2/3
-    rs0 = (7 * Fraction(17, 27) + Fraction(2, 3)) / 8
+    # majority share of the 3 trials per request (Shi et al.: an invalid answer is a trial that
+    # agrees with nothing): p1ab 2/3, p1ba 1, p2ab 1, p2ba 2/3, p3ab 1, p3ba 2/3, p4ab 2/3,
+    # p4ba 2/3 (tie, tie, invalid)
+    assert rs["repetition_stability"] == pytest.approx(19 / 24)
+    # the judge said "tie", so m = 3 options; RS_0(3 trials) = 17/27 for every request
+    rs0 = Fraction(17, 27)
     assert rs["repetition_stability_chance"] == pytest.approx(float(rs0))
-    assert rs["repetition_stability_star"] == pytest.approx(float((Fraction(5, 6) - rs0) / (1 - rs0)))
+    assert rs["repetition_stability_star"] == pytest.approx(float((Fraction(19, 24) - rs0) / (1 - rs0)))
+    # invalid="drop": p4ba is 2 valid ties out of 2 -> 1; RS_0(2 trials) = 2/3
+    drop = _est(jk.repetition_stability(_judgments(), invalid="drop", n_boot=0))
+    assert drop["repetition_stability"] == pytest.approx(5 / 6)
+    rs0_drop = (7 * Fraction(17, 27) + Fraction(2, 3)) / 8
+    assert drop["repetition_stability_chance"] == pytest.approx(float(rs0_drop))
+    assert drop["repetition_stability_star"] == pytest.approx(
+        float((Fraction(5, 6) - rs0_drop) / (1 - rs0_drop)))
     two = _est(jk.repetition_stability(_judgments(), n_options=2, n_boot=0))
     # with two options RS_0 is 3/4 for both 3 and 2 trials
     assert two["repetition_stability_chance"] == pytest.approx(0.75)
+
+
+def test_repetition_stability_counts_invalid_answers_as_disagreeing_trials():
+    """Shi et al. (2024), eq. 1, as their code computes it: per query, the count of the most
+    frequent valid choice over the number of trials, invalid ones included; a query without any
+    valid answer is left out."""
+    verdicts = {  # 4 trials per query; choices in position terms in the comments
+        ("p1", "ab"): ["a", "a", None, "a"],      # A A - A      -> 3/4 (drop: 3/3)
+        ("p1", "ba"): ["b", "a", None, None],     # A B - -      -> 1/4 (drop: 1/2)
+        ("p2", "ab"): [None, None, None, None],   # no valid answer: not a query
+        ("p2", "ba"): ["tie", "tie", "a", None],  # C C B -      -> 2/4 (drop: 2/3)
+        ("p3", "ab"): ["b", "b", "b", "b"],       # B B B B      -> 1
+        ("p3", "ba"): ["a", None, None, None],    # B - - -      -> 1/4 (drop: 1 valid, < 2)
+    }
+    j = _judgments(verdicts=verdicts)
+    rs = jk.repetition_stability(j, n_boot=0).set_index("metric")
+    assert rs.loc["repetition_stability", "estimate"] == pytest.approx((3 + 1 + 2 + 4 + 1) / 4 / 5)
+    assert rs.loc["repetition_stability", "n"] == 5
+    drop = jk.repetition_stability(j, invalid="drop", n_boot=0).set_index("metric")
+    assert drop.loc["repetition_stability", "estimate"] == pytest.approx((1 + 1 / 2 + 2 / 3 + 1) / 4)
+    assert drop.loc["repetition_stability", "n"] == 4
+    # the chance level uses the same trials: 4 uniform draws over m = 3 options ("tie" was said)
+    shares = [max(seq.count(c) for c in range(3)) / 4 for seq in itertools.product(range(3), repeat=4)]
+    assert rs.loc["repetition_stability_chance", "estimate"] == pytest.approx(np.mean(shares))
+    # the invalid share is reported beside it: 11 of 24 trials
+    assert _est(jk.invalid_rate(j, n_boot=0))["invalid_rate"] == pytest.approx(11 / 24)
 
 
 @pytest.mark.parametrize("n,m", [(2, 2), (3, 2), (3, 3), (5, 2), (4, 3), (5, 4)])
@@ -339,3 +379,24 @@ def test_a_split_whose_denoising_breaks_down_is_left_out_with_a_warning():
     assert pb.loc["acc_cr_denoised", "estimate"] == pytest.approx(0.5)
     assert pb.loc["position_bias", "estimate"] == pytest.approx(0.5 - 1.0)
     assert pb.loc["position_bias", "n_splits"] == 1
+
+
+@pytest.mark.parametrize("invalid_share", [0.2, 0.5, 0.8])
+def test_repetition_stability_equals_the_definition_on_an_error_prone_judge(invalid_share):
+    """A simulated 3-option judge loses a share of its answers at random; RS must equal eq. 1
+    of Shi et al. written out in pandas (the most frequent valid choice over all trials), which
+    falls with the invalid share, while dropping invalid answers hides it."""
+    sim = jk.simulate_judgments(300, repeats=4, flip_q=0.1, tie_rate=0.1, seed=7)
+    j = sim.judgments.copy()
+    lost = np.random.default_rng(1).random(len(j)) < invalid_share
+    j.loc[lost, "verdict"] = None
+    pos = jk.position_of(j["verdict"], j["order"])
+    query = [j["pair_id"], j["order"]]
+    trials = j.groupby(query).size()
+    top = pos.groupby(query).value_counts().groupby(level=[0, 1]).max()
+    expected = (top / trials.loc[top.index]).mean()  # queries without a valid answer drop out
+    rs = jk.repetition_stability(j, n_boot=0).set_index("metric")
+    assert rs.loc["repetition_stability", "estimate"] == pytest.approx(expected, abs=1e-12)
+    assert rs.loc["repetition_stability", "n"] == len(top)
+    drop = jk.repetition_stability(j, invalid="drop", n_boot=0).set_index("metric")
+    assert drop.loc["repetition_stability", "estimate"] > expected + invalid_share / 4

@@ -53,8 +53,10 @@ class Options:
     flip_estimator: str = "consistent"
     length: str | Callable[[str], float] = "chars"
     n_options: int | None = None
-    lb_method: str = "indicator"
+    lb_method: str = "joint"
     mixed_ties: str = "neutral"
+    invalid: str = "disagree"
+    pf_denominator: str = "valid"
 
     def __post_init__(self) -> None:
         if self.repeats not in ("all", "first"):
@@ -73,6 +75,12 @@ class Options:
             raise ValueError(f"lb_method must be 'indicator' or 'joint', got {self.lb_method!r}")
         if self.mixed_ties not in ("neutral", "reference"):
             raise ValueError(f"mixed_ties must be 'neutral' or 'reference', got {self.mixed_ties!r}")
+        if self.invalid not in ("disagree", "drop"):
+            raise ValueError(f"invalid must be 'disagree' or 'drop', got {self.invalid!r}")
+        if self.pf_denominator not in ("valid", "all"):
+            raise ValueError(
+                f"pf_denominator must be 'valid' or 'all', got {self.pf_denominator!r}"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,16 +412,22 @@ def pair_stats(prep: Prepared, options: Options) -> np.ndarray:
     put("cwb", (ok_pair & (v0 == B) & (v1 == B)).sum(axis=(1, 2)))
     put("ct", (ok_pair & (v0 == TIE) & (v1 == TIE)).sum(axis=(1, 2)))
 
-    # --- repetition stability per request over its valid repeats
+    # --- repetition stability per request (query): the majority share of its trials. Shi et
+    # al. divide by every trial, so an invalid answer agrees with nothing (invalid="disagree");
+    # invalid="drop" leaves invalid answers out first. A query needs two trials and a valid one.
     counts = np.stack([first.sum(axis=3), second.sum(axis=3), tie.sum(axis=3)])  # (3, n, 2, S)
     n_valid = valid.sum(axis=3)
-    q_ok = n_valid >= 2
-    rs = np.where(q_ok, counts.max(axis=0) / np.maximum(n_valid, 1), 0.0)
+    if options.invalid == "drop":
+        n_trials = n_valid
+    else:
+        n_trials = K
+    q_ok = (n_trials >= 2) & (n_valid >= 1)
+    rs = np.where(q_ok, counts.max(axis=0) / np.maximum(n_trials, 1), 0.0)
     if options.n_options is not None:
         m_opt = np.full(n, options.n_options)
     else:
         m_opt = np.where(prep.has_ties[prep.group], 3, 2)
-    rs0 = chance_rs(n_valid, np.broadcast_to(m_opt[:, None, None], n_valid.shape))
+    rs0 = chance_rs(n_trials, np.broadcast_to(m_opt[:, None, None], n_trials.shape))
     put("rs_sum", rs.sum(axis=(1, 2))), put("rs_cnt", q_ok.sum(axis=(1, 2)))
     put("rs0_sum", np.where(q_ok, rs0, 0.0).sum(axis=(1, 2)))
 
@@ -590,7 +604,10 @@ def evaluate(T: np.ndarray, options: Options) -> dict[str, tuple[np.ndarray, np.
     add("primacy_rate", _ratio(pcn, pcn + rcn), pcn + rcn)
     add("recency_rate", _ratio(rcn, pcn + rcn), pcn + rcn)
     # rcn*irr - pcn*ipr = (rcn^2 - pcn^2)/(rcn + pcn) = rcn - pcn (0 when both are 0)
-    add("preference_fairness", _ratio(rcn - pcn, n_pc), n_pc)
+    if options.pf_denominator == "all":  # the reference code: every judgment pair, valid or not
+        add("preference_fairness", _ratio(rcn - pcn, n_pc + t("pc_inv")), n_pc + t("pc_inv"))
+    else:
+        add("preference_fairness", _ratio(rcn - pcn, n_pc), n_pc)
     owr = _ratio(t("cwa") + (n_pc - t("cwa") - t("cwb")) / 2.0, n_pc)
     add("win_rate", owr, n_pc)
     add("quality_gap", np.abs(owr - 0.5), n_pc)
@@ -886,8 +903,10 @@ def run(
     flip_estimator: str = "consistent",
     length: str | Callable[[str], float] = "chars",
     n_options: int | None = None,
-    lb_method: str = "indicator",
+    lb_method: str = "joint",
     mixed_ties: str = "neutral",
+    invalid: str = "disagree",
+    pf_denominator: str = "valid",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -896,7 +915,8 @@ def run(
 ) -> tuple[pd.DataFrame, list[str]]:
     """Prepare, compute and return (long frame, by columns)."""
     options = Options(repeats=repeats, flip_estimator=flip_estimator, length=length,
-                      n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties)
+                      n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties,
+                      invalid=invalid, pf_denominator=pf_denominator)
     prep = prepare(judgments, pairs, by, options, splits=splits, seed=seed)
     frame = compute(prep, options, metrics, n_boot=n_boot, ci=ci, seed=seed,
                     warn_unavailable=warn_unavailable)

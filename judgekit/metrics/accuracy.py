@@ -237,7 +237,7 @@ def length_bias(
     length: str | Callable[[str], float] = "chars",
     repeats: str = "all",
     flip_estimator: str = "consistent",
-    lb_method: str = "indicator",
+    lb_method: str = "joint",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,

@@ -35,9 +35,11 @@ def report_card(
     repeats: str = "all",
     flip_estimator: str = "consistent",
     length: str | Callable[[str], float] = "chars",
-    lb_method: str = "indicator",
+    lb_method: str = "joint",
     n_options: int | None = None,
     mixed_ties: str = "neutral",
+    invalid: str = "disagree",
+    pf_denominator: str = "valid",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -60,6 +62,9 @@ def report_card(
     {n_options}
     mixed_ties : {"neutral", "reference"}, default "neutral"
         Mixed-tie judgment pairs in primacy / recency / PF; see :func:`preference_fairness`.
+    {invalid}
+    pf_denominator : {"valid", "all"}, default "valid"
+        What PF is scaled by; see :func:`preference_fairness`.
     {uncertainty}
 
     Returns
@@ -107,7 +112,8 @@ def report_card(
     """
     metrics = list(REPORT_CARD_METRICS if metrics is None else metrics)
     options = _core.Options(repeats=repeats, flip_estimator=flip_estimator, length=length,
-                            n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties)
+                            n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties,
+                            invalid=invalid, pf_denominator=pf_denominator)
     prep = _core.prepare(judgments, pairs, by, options, splits=splits, seed=seed)
     S = _core.pair_stats(prep, options)
     wanted = metrics if "position_bias" in metrics else [*metrics, "position_bias"]
