@@ -9,7 +9,8 @@ The hand table (judge "J", K = 3 repeats, both orders; verdicts in response term
     p3    a      a a a                b b a
     p4    tie    tie a a              tie tie (invalid)
 
-Expected values are worked out in the comments of each test from the definitions in SPEC §1-§2.
+Expected values are worked out in the comments of each test from the definitions in docs/spec.md
+(#accuracy, #bias, #consistency).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 import pytest
 
 import judgekit as jk
-from judgekit.metrics import _core
+from judgekit.metrics._cells import expected_max_share
 
 VERDICTS = {
     ("p1", "ab"): ["a", "a", "b"], ("p1", "ba"): ["a", "a", "a"],
@@ -124,7 +125,7 @@ def test_consistency_fairness_win_rate_by_hand():
 def test_mixed_ties_follow_shi_reference_code():
     """Shi et al.'s consistency_preference_calculation.py counts choice pairs (original, swapped)
     in position terms 'AA', 'AC', 'CA' as primacy and 'BB', 'BC', 'CB' as recency (not every
-    mixed tie as primacy, as SPEC §2 says)."""
+    mixed tie as primacy)."""
     # (ab verdict, ba verdict) -> position pair: a in ab = A, b in ba = A; b in ab = B, a in ba = B
     cases = {"AC": ("a", "tie"), "CA": ("tie", "b"), "BC": ("b", "tie"), "CB": ("tie", "a"),
              "AA": ("a", "b"), "CC": ("tie", "tie")}
@@ -190,7 +191,7 @@ def test_repetition_stability_counts_invalid_answers_as_disagreeing_trials():
 @pytest.mark.parametrize("n,m", [(2, 2), (3, 2), (3, 3), (5, 2), (4, 3), (5, 4)])
 def test_chance_repetition_stability_matches_enumeration(n, m):
     shares = [max(seq.count(c) for c in range(m)) / n for seq in itertools.product(range(m), repeat=n)]
-    assert _core._expected_max_share(n, m) == pytest.approx(np.mean(shares))
+    assert expected_max_share(n, m) == pytest.approx(np.mean(shares))
 
 
 def test_invalid_rate_by_hand():

@@ -5,8 +5,9 @@ every tidy function and of the report card, with bootstrap intervals and with sp
 estimator option, on simulated judges and on LLMBar and Judging-the-Judges data), computed by the
 engine before it was split into definition objects (commit 8af1e7b, the single ``_core.py``).
 The test recomputes them with the current code: point estimates, counts and flags must agree to
-1e-12, bootstrap intervals and standard errors to 1e-7 (the resample sums are single precision;
-summing them in another order moves the last bit).
+1e-12, bootstrap intervals and standard errors to 1e-6 (that engine summed resamples in single
+precision, which moves the seventh decimal). The differences listed in :data:`CHANGED` are
+intended, each with its reason; the test checks that they are exactly those.
 
 A change that is meant to move numbers updates the snapshot on purpose:
 ``python tests/test_metrics_snapshot.py`` rewrites it (say so in the commit and the changelog).
@@ -51,7 +52,16 @@ TIDY = {  # tidy function -> extra keyword arguments
     "repetition_stability": {}, "position_consistency": {}, "preference_fairness": {},
     "overall_win_rate": {}, "invalid_rate": {},
 }
-POINT = ("estimate", "n", "n_invalid", "n_pairs", "n_labelled", "n_judgments", "n_splits")
+#: (case, column) -> (rows, why): cells that differ from the snapshot on purpose; in each, the
+#: snapshot is NaN and the current value finite.
+CHANGED = {
+    **{("llmbar/card", f"{m}_rate_ci_{end}"): (
+        [40, 41],
+        "exactly 5% of the resamples have no inconsistent pair: the old engine's 1 - 0.95 > 0.05 "
+        "(true in floating point) dropped the interval; the shared bootstrap keeps intervals "
+        "with at least 95% finite replicates, as documented")
+       for m in ("primacy", "recency") for end in ("low", "high")},
+}
 
 
 def _simulated() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -137,9 +147,15 @@ def test_outputs_equal_the_snapshot(now, before, name):
     assert len(got) == len(want), name
     for col in want.columns:
         g, w = got[col], want[col]
+        rows, _ = CHANGED.get((name, col), ([], ""))
+        if rows:
+            assert w.iloc[rows].isna().all() and np.isfinite(g.iloc[rows].to_numpy(float)).all()
+            keep = ~np.isin(np.arange(len(w)), rows)
+            g, w = g[keep], w[keep]
         if pd.api.types.is_numeric_dtype(w) and pd.api.types.is_numeric_dtype(g):
-            exact = col in POINT or col.endswith(("_std",)) or not col.endswith(("_ci_low", "_ci_high", "se"))
-            tol = 1e-12 if exact else 1e-7
+            interval = col in ("ci_low", "ci_high") or col.endswith(("_ci_low", "_ci_high"))
+            interval |= col == "se" and "splits" not in name
+            tol = 1e-6 if interval else 1e-12
             np.testing.assert_allclose(g.to_numpy(float), w.to_numpy(float), rtol=0, atol=tol,
                                        equal_nan=True, err_msg=f"{name}: {col}")
         else:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.metrics import _core
+from judgekit.metrics import _engine
+from judgekit.metrics._definitions import family
 from judgekit.metrics._docs import fill_doc
 
 __all__ = ["accuracy", "flip_noise", "length_bias", "position_bias"]
@@ -86,14 +87,12 @@ def accuracy(
     4    acc_both     0.670  400
     5  acc_random     0.798  400
     """
-    metrics = ["acc_ab", "acc_ba", "acc_cr", "acc_rc", "acc_both", "acc_random"]
-    if denoise:
-        metrics += ["acc_cr_denoised", "acc_rc_denoised", "acc_both_denoised"]
-    frame, by_cols = _core.run(
+    metrics = family("accuracy") + (family("accuracy_denoised") if denoise else [])
+    frame, by_cols = _engine.run(
         judgments, pairs, by, metrics, repeats=repeats, flip_estimator=flip_estimator,
         n_boot=n_boot, ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols, ["denoised", "n_invalid"])
+    return _engine.select(frame, by_cols, ["denoised", "n_invalid"])
 
 
 @fill_doc()
@@ -154,15 +153,11 @@ def flip_noise(
     >>> float(q_paper.set_index("metric").loc["q_cr", "estimate"].round(2))  # about 2q(1 - q) = 0.18
     0.19
     """
-    metrics = [
-        "disagree_cr", "disagree_rc", "q_cr", "q_rc", "scr_cr", "scr_rc",
-        "q_ab", "q_ba", "scr_ab", "scr_ba",
-    ]
-    frame, by_cols = _core.run(
-        judgments, pairs, by, metrics, flip_estimator=flip_estimator, n_boot=n_boot, ci=ci,
-        seed=seed, splits=splits, warn_unavailable=False,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("flip_noise"), flip_estimator=flip_estimator,
+        n_boot=n_boot, ci=ci, seed=seed, splits=splits, warn_design=False,
     )
-    return _core.select(frame, by_cols)
+    return _engine.select(frame, by_cols)
 
 
 @fill_doc(", ``denoised`` (False when no repeats allowed estimating q: then not de-noised)")
@@ -220,12 +215,11 @@ def position_bias(
     >>> bool(pb.loc["position_bias", "ci_low"] < truth["position_bias"] < pb.loc["position_bias", "ci_high"])
     True
     """
-    metrics = ["position_bias", "acc_cr_denoised", "acc_rc_denoised"]
-    frame, by_cols = _core.run(
-        judgments, pairs, by, metrics, repeats=repeats, flip_estimator=flip_estimator,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("position_bias"), repeats=repeats, flip_estimator=flip_estimator,
         n_boot=n_boot, ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols, ["denoised"])
+    return _engine.select(frame, by_cols, ["denoised"])
 
 
 @fill_doc(", ``denoised``")
@@ -294,10 +288,9 @@ def length_bias(
     >>> round(truth["length_bias"], 2), float(lb["length_bias"].round(2))
     (0.2, 0.2)
     """
-    metrics = ["length_bias", "acc_both_longer", "acc_both_shorter", "q_longer", "q_shorter"]
-    frame, by_cols = _core.run(
-        judgments, pairs, by, metrics, length=length, repeats=repeats,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("length_bias"), length=length, repeats=repeats,
         flip_estimator=flip_estimator, lb_method=lb_method, n_boot=n_boot, ci=ci, seed=seed,
         splits=splits,
     )
-    return _core.select(frame, by_cols, ["denoised"])
+    return _engine.select(frame, by_cols, ["denoised"])

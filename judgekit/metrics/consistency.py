@@ -8,7 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.metrics import _core
+from judgekit.metrics import _engine
+from judgekit.metrics._definitions import family
 from judgekit.metrics._docs import fill_doc
 
 __all__ = [
@@ -81,12 +82,11 @@ def repetition_stability(
     >>> rs.round(3).to_dict()
     {'repetition_stability': 0.913, 'repetition_stability_chance': 0.75, 'repetition_stability_star': 0.651}
     """
-    metrics = ["repetition_stability", "repetition_stability_chance", "repetition_stability_star"]
-    frame, by_cols = _core.run(
-        judgments, pairs, by, metrics, invalid=invalid, n_options=n_options, n_boot=n_boot,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("repetition_stability"), invalid=invalid, n_options=n_options, n_boot=n_boot,
         ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols)
+    return _engine.select(frame, by_cols)
 
 
 @fill_doc(", ``n_invalid`` ((original, swapped) judgment pairs left out for an invalid verdict)")
@@ -135,11 +135,11 @@ def position_consistency(
                      metric  estimate    n  n_invalid
     0  position_consistency     0.504  500          0
     """
-    frame, by_cols = _core.run(
-        judgments, pairs, by, ["position_consistency"], repeats=repeats, n_boot=n_boot, ci=ci,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("position_consistency"), repeats=repeats, n_boot=n_boot, ci=ci,
         seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols, ["n_invalid"])
+    return _engine.select(frame, by_cols, ["n_invalid"])
 
 
 @fill_doc(", ``n_invalid``")
@@ -216,12 +216,11 @@ def preference_fairness(
     >>> pf.round(3).to_dict()
     {'primacy': 2.0, 'recency': 228.0, 'primacy_rate': 0.009, 'recency_rate': 0.991, 'preference_fairness': 0.452}
     """
-    metrics = ["primacy", "recency", "primacy_rate", "recency_rate", "preference_fairness"]
-    frame, by_cols = _core.run(
-        judgments, pairs, by, metrics, repeats=repeats, mixed_ties=mixed_ties,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("fairness"), repeats=repeats, mixed_ties=mixed_ties,
         pf_denominator=pf_denominator, n_boot=n_boot, ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols, ["n_invalid"])
+    return _engine.select(frame, by_cols, ["n_invalid"])
 
 
 @fill_doc(", ``n_invalid``")
@@ -273,11 +272,11 @@ def overall_win_rate(
     0     win_rate     0.499  400
     1  quality_gap     0.001  400
     """
-    frame, by_cols = _core.run(
-        judgments, pairs, by, ["win_rate", "quality_gap"], repeats=repeats, n_boot=n_boot,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("overall_win_rate"), repeats=repeats, n_boot=n_boot,
         ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols, ["n_invalid"])
+    return _engine.select(frame, by_cols, ["n_invalid"])
 
 
 @fill_doc()
@@ -323,8 +322,7 @@ def invalid_rate(
     1  invalid_rate_ab      0.00  2
     2  invalid_rate_ba      0.50  2
     """
-    metrics = ["invalid_rate", "invalid_rate_ab", "invalid_rate_ba"]
-    frame, by_cols = _core.run(
-        judgments, pairs, by, metrics, n_boot=n_boot, ci=ci, seed=seed, splits=splits,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("invalid_rate"), n_boot=n_boot, ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols)
+    return _engine.select(frame, by_cols)

@@ -8,21 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.metrics import _core
+from judgekit.metrics import _engine
+from judgekit.metrics import _statistics as st
+from judgekit.metrics._definitions import REPORT_CARD_METRICS
 from judgekit.metrics._docs import fill_doc
+from judgekit.metrics._prepare import ABSENT, Options, prepare
 
 __all__ = ["REPORT_CARD_METRICS", "report_card"]
-
-#: The metrics of :func:`report_card` by default, in column order.
-REPORT_CARD_METRICS: tuple[str, ...] = (
-    "acc_ab", "acc_ba", "acc_cr", "acc_rc", "acc_both", "acc_random",
-    "acc_cr_denoised", "acc_rc_denoised",
-    "q_cr", "q_rc", "scr_cr", "scr_rc",
-    "position_bias", "length_bias",
-    "position_consistency", "primacy", "recency", "preference_fairness",
-    "repetition_stability", "repetition_stability_star",
-    "invalid_rate",
-)
 
 
 @fill_doc()
@@ -111,21 +103,19 @@ def report_card(
     True
     """
     metrics = list(REPORT_CARD_METRICS if metrics is None else metrics)
-    options = _core.Options(repeats=repeats, flip_estimator=flip_estimator, length=length,
-                            n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties,
-                            invalid=invalid, pf_denominator=pf_denominator)
-    prep = _core.prepare(judgments, pairs, by, options, splits=splits, seed=seed)
-    S = _core.pair_stats(prep, options)
+    options = Options(repeats=repeats, flip_estimator=flip_estimator, length=length,
+                      n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties,
+                      invalid=invalid, pf_denominator=pf_denominator)
+    prep = prepare(judgments, pairs, by, options, splits=splits, seed=seed)
     wanted = metrics if "position_bias" in metrics else [*metrics, "position_bias"]
-    long = _core.compute(prep, options, wanted, n_boot=n_boot, ci=ci, seed=seed,
-                         warn_unavailable=False, S=S)
-    T = _core.group_sums(S, prep.group, prep.n_groups)
+    long, comp = _engine.compute(prep, options, wanted, n_boot=n_boot, ci=ci, seed=seed,
+                                 warn_design=False, extra=(st.PAIR, st.JUDGMENTS))
     card = prep.keys.copy()
-    card["n_pairs"] = T[:, _core.COL["pair"]].astype(np.int64)
+    card["n_pairs"] = comp.total(st.PAIR).astype(np.int64)
     card["n_labelled"] = np.bincount(
-        prep.group, weights=(prep.label != _core.ABSENT).astype(float), minlength=prep.n_groups
+        prep.group, weights=(prep.label != ABSENT).astype(float), minlength=prep.n_groups
     ).astype(np.int64)
-    card["n_judgments"] = T[:, _core.COL["nj"]].astype(np.int64)
+    card["n_judgments"] = comp.total(st.JUDGMENTS).astype(np.int64)
     pb = long[long["metric"] == "position_bias"]
     card["denoised"] = pb["denoised"].to_numpy(dtype=bool, na_value=False)
     columns = {}

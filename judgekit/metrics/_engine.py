@@ -1,0 +1,295 @@
+"""The engine behind every reliability metric: sums of per-pair statistics, the metric definitions
+evaluated on them, a cluster bootstrap over pairs, splits, warnings, and the tidy long frame.
+
+Every metric is a function of *sums over pairs* of a few per-pair statistics. So the engine
+
+1. builds the matrix S (one row per (group, pair) cell, one column per statistic the requested
+   metrics need; :mod:`judgekit.metrics._statistics`),
+2. sums it per group and evaluates the definitions (:mod:`judgekit.metrics._definitions`) once
+   for the point estimates,
+3. for the bootstrap, multiplies S by multinomial resample counts (:mod:`judgekit._bootstrap`) and
+   evaluates the same definitions on all resamples and many groups at once, keeping only the
+   interval of each chunk of groups (no per-resample Python loop, memory bounded by the chunk).
+
+The public functions in the sibling modules select metrics from the long frame built here.
+Nothing here is public.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit import _bootstrap as bs
+from judgekit.exceptions import MetricWarning
+from judgekit.metrics import _statistics as st
+from judgekit.metrics._cells import Cells
+from judgekit.metrics._definitions import UNSTABLE, Est, Metric, Sums, lookup
+from judgekit.metrics._formulas import MIN_DENOM
+from judgekit.metrics._prepare import Options, Prepared, prepare
+from judgekit.metrics._statistics import Stat
+
+_BOOT_ELEMENTS = 1 << 23  # resample counts kept per pair set (float32: 32 MiB)
+
+
+def group_sums(S: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
+    """Column sums of ``S`` per code, statistics first: shape (n_columns, n)."""
+    out = np.empty((S.shape[1], n))
+    for j in range(S.shape[1]):
+        out[j] = np.bincount(codes, weights=S[:, j], minlength=n)
+    return out
+
+
+def evaluate(metrics: Sequence[Metric], T: np.ndarray, index: dict[Stat, int],
+             options: Options) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Every metric from sums ``T`` (statistics first, any trailing shape): name -> (value, n,
+    unstable). A value is NaN where one of the metric's reasons holds."""
+    t = Sums(T, index)
+    out = {}
+    for m in metrics:
+        est: Est = m.estimate(t, options)
+        value = np.asarray(est.value, dtype=float)
+        unstable = np.zeros(t.shape, dtype=bool) if est.unstable is None else est.unstable
+        for reason in m.reasons:
+            value = np.where(reason.when(t), np.nan, value)
+        out[m.name] = (value, np.asarray(est.n), unstable)
+    return out
+
+
+def _group_label(keys: pd.DataFrame, i: int) -> str:
+    if keys.shape[1] == 0:
+        return "all"
+    return ", ".join(f"{c}={keys.iloc[i][c]!r}" for c in keys.columns)
+
+
+def _groups(keys: pd.DataFrame, bad: np.ndarray) -> str:
+    idx = np.flatnonzero(bad)
+    names = "; ".join(_group_label(keys, i) for i in idx[:5])
+    return names + (f" and {len(idx) - 5} more" if len(idx) > 5 else "")
+
+
+def _warn(metric: str, reason: str, keys: pd.DataFrame, bad: np.ndarray) -> None:
+    warnings.warn(f"{metric} is NaN for {_groups(keys, bad)}: {reason}", MetricWarning,
+                  stacklevel=5)
+
+
+class Computation:
+    """One table, one set of options, the statistics a list of metrics needs."""
+
+    def __init__(self, prep: Prepared, options: Options, metrics: Sequence[Metric],
+                 extra: Sequence[Stat] = ()) -> None:
+        self.prep = prep
+        self.options = options
+        self.metrics = list(metrics)
+        stats = [s for m in self.metrics for s in m.needed()] + list(extra)
+        self.stats = list(dict.fromkeys(stats))
+        self.index = {s: i for i, s in enumerate(self.stats)}
+        self.S = st.matrix(Cells(prep, options), self.stats)
+        self.T = group_sums(self.S, prep.group, prep.n_groups)
+
+    def total(self, stat: Stat) -> np.ndarray:
+        return self.T[self.index[stat]]
+
+    def evaluate(self, T: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        return evaluate(self.metrics, T, self.index, self.options)
+
+    # --- bootstrap ------------------------------------------------------------------------
+    def intervals(self, estimate: np.ndarray, n_boot: int, ci: float, seed: int,
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Percentile intervals and standard errors of every metric for every group, shape
+        (metrics, groups) each, and the share of NaN replicates.
+
+        Each group resamples its own pairs. Groups judged on exactly the same pairs (several
+        judges on one dataset) draw the same resamples, seeded per distinct pair set in order of
+        first appearance: each group's intervals are unchanged in distribution, and comparisons
+        between those judges are paired. Replicates exist one chunk of groups at a time.
+        """
+        prep, S = self.prep, self.S
+        G, M, nm = prep.n_groups, S.shape[1], len(self.metrics)
+        low, high, se = (np.full((nm, G), np.nan) for _ in range(3))
+        nan_share = np.zeros((nm, G))
+        bounds = np.searchsorted(prep.group, np.arange(G + 1))
+        codes = pd.factorize(prep.pair_id)[0]
+        set_of: list[int] = []
+        keys: dict[bytes, int] = {}
+        for gi in range(G):
+            set_of.append(keys.setdefault(codes[bounds[gi]:bounds[gi + 1]].tobytes(), len(keys)))
+        seeds = np.random.SeedSequence(seed).spawn(max(len(keys), 1))
+        counts: dict[int, np.ndarray] = {}
+        per_chunk = max(1, _BOOT_ELEMENTS // (n_boot * M))
+        for start in range(0, G, per_chunk):
+            groups = range(start, min(G, start + per_chunk))
+            Tb = np.zeros((M, len(groups), n_boot))
+            for j, gi in enumerate(groups):
+                rows = S[bounds[gi]:bounds[gi + 1]]
+                n = len(rows)
+                if n == 0:
+                    continue
+                key = set_of[gi]
+                if key not in counts and n * n_boot <= _BOOT_ELEMENTS:
+                    # one batch of draws: the same as scipy.stats.bootstrap's from that seed
+                    counts[key] = bs.counts(n, n_boot, np.random.default_rng(seeds[key]),
+                                            dtype=np.float32)
+                if key in counts:
+                    Tb[:, j] = (counts[key] @ rows.astype(np.float32)).T
+                else:  # too large to keep: draw the same counts again, chunk by chunk
+                    Tb[:, j] = bs.resample_sums(rows, n_boot, np.random.default_rng(seeds[key])).T
+            reps = self.evaluate(Tb)
+            for i, m in enumerate(self.metrics):
+                vals = reps[m.name][0]  # (groups, n_boot)
+                share = 1.0 - bs.finite_share(vals)
+                lo, hi, s = bs.interval(vals, ci)
+                usable = np.isfinite(estimate[i, start:start + len(groups)]) & (share < 1.0)
+                sl = slice(start, start + len(groups))
+                low[i, sl] = np.where(usable, lo, np.nan)
+                high[i, sl] = np.where(usable, hi, np.nan)
+                se[i, sl] = np.where(usable, s, np.nan)
+                nan_share[i, sl] = np.where(usable, share, 0.0)
+        return low, high, se, nan_share
+
+
+def bs_max_nan() -> float:
+    """Share of NaN replicates above which no interval is reported."""
+    return 1.0 - bs.MIN_FINITE
+
+
+def compute(
+    prep: Prepared,
+    options: Options,
+    metrics: Sequence[str],
+    *,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    warn_design: bool = True,
+    extra: Sequence[Stat] = (),
+) -> tuple[pd.DataFrame, Computation]:
+    """The long frame (``by`` columns, metric, estimate, ci_low, ci_high, se, n, denoised,
+    n_invalid and, with splits, n_splits) and the computation behind it.
+
+    ``warn_design=False`` leaves metrics NaN without a warning where the tables cannot define
+    them by design (no labels, no repeats); every other NaN warns.
+    """
+    defs = lookup(list(metrics))
+    n_boot = bs.check_args(n_boot, ci)
+    comp = Computation(prep, options, defs, extra)
+    G = prep.n_groups
+    point = comp.evaluate(comp.T)
+    estimate = np.stack([point[m.name][0] for m in defs])
+    n = np.stack([point[m.name][1] for m in defs])
+    low, high, se = (np.full((len(defs), G), np.nan) for _ in range(3))
+
+    if prep.split is not None:
+        n_split = int(prep.split.max()) + 1
+        Ts = group_sums(comp.S, prep.group * n_split + prep.split, G * n_split)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            per_split = comp.evaluate(Ts.reshape(len(comp.stats), G, n_split))
+            for i, m in enumerate(defs):
+                vals = per_split[m.name][0]
+                estimate[i] = np.nanmean(vals, axis=1)
+                se[i] = np.nanstd(vals, axis=1, ddof=0)
+        n_splits = np.isfinite(np.stack([per_split[m.name][0] for m in defs])).sum(axis=2)
+        # a split whose de-noising broke down (1 - 2q <= 0.05) is NaN there and left out of the
+        # mean: say so, since leaving out the noisiest splits is not neutral
+        for m in defs:
+            bad = per_split[m.name][2].sum(axis=1)
+            for gi in np.flatnonzero(bad):
+                warnings.warn(
+                    f"{m.name}: {int(bad[gi])} of {n_split} splits have 1 - 2q <= {MIN_DENOM} for "
+                    f"{_group_label(prep.keys, gi)}; they are NaN and left out of the mean and "
+                    "std over splits (see n_splits)",
+                    MetricWarning, stacklevel=4,
+                )
+    elif n_boot > 0:
+        low, high, se, nan_share = comp.intervals(estimate, n_boot, ci, seed)
+        for i, m in enumerate(defs):
+            too_many = nan_share[i] > bs_max_nan()
+            for gi in np.flatnonzero(too_many):
+                warnings.warn(
+                    f"{m.name}: {nan_share[i, gi]:.0%} of bootstrap replicates are NaN for "
+                    f"{_group_label(prep.keys, gi)} (zero denominators or 1 - 2q <= "
+                    f"{MIN_DENOM}); no interval reported",
+                    MetricWarning, stacklevel=4,
+                )
+
+    # warnings for NaN estimates
+    t = Sums(comp.T, comp.index)
+    for i, m in enumerate(defs):
+        nan = ~np.isfinite(estimate[i])
+        if not nan.any():
+            continue
+        unstable = point[m.name][2]
+        if unstable.any():
+            _warn(m.name, UNSTABLE, prep.keys, nan & unstable)
+        rest = nan & ~unstable
+        for reason in m.reasons:
+            hit = rest & reason.when(t)
+            if hit.any() and (warn_design or not reason.design):
+                _warn(m.name, reason.why, prep.keys, hit)
+            rest &= ~hit
+        if rest.any() and warn_design:
+            _warn(m.name, "zero denominator", prep.keys, rest)
+
+    frames = []
+    for i, m in enumerate(defs):
+        frame = prep.keys.copy()
+        frame["metric"] = m.name
+        frame["estimate"] = estimate[i]
+        frame["ci_low"] = low[i]
+        frame["ci_high"] = high[i]
+        frame["se"] = se[i]
+        frame["n"] = n[i].astype(np.int64)
+        if m.denoised is not None:
+            frame["denoised"] = pd.array(m.denoised(t, options), dtype="boolean")
+        else:
+            frame["denoised"] = pd.array([pd.NA] * G, dtype="boolean")
+        frame["n_invalid"] = comp.total(m.invalid).astype(np.int64)
+        if prep.split is not None:
+            frame["n_splits"] = n_splits[i]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True), comp
+
+
+def select(frame: pd.DataFrame, by: list[str], extras: Sequence[str] = ()) -> pd.DataFrame:
+    """The documented columns of a tidy metric frame, in order."""
+    cols = [*by, "metric", "estimate", "ci_low", "ci_high", "n", *extras]
+    if "n_splits" in frame.columns:
+        cols += ["se", "n_splits"]
+    elif "se" not in extras:
+        cols += ["se"]
+    return frame[cols].reset_index(drop=True)
+
+
+def run(
+    judgments: pd.DataFrame,
+    pairs: pd.DataFrame | None,
+    by: str | Sequence[str] | None,
+    metrics: Sequence[str],
+    *,
+    repeats: str = "all",
+    flip_estimator: str = "consistent",
+    length: str | Callable[[str], float] = "chars",
+    n_options: int | None = None,
+    lb_method: str = "joint",
+    mixed_ties: str = "neutral",
+    invalid: str = "disagree",
+    pf_denominator: str = "valid",
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    splits: Any = None,
+    warn_design: bool = True,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Prepare, compute and return (long frame, by columns)."""
+    options = Options(repeats=repeats, flip_estimator=flip_estimator, length=length,
+                      n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties,
+                      invalid=invalid, pf_denominator=pf_denominator)
+    prep = prepare(judgments, pairs, by, options, splits=splits, seed=seed)
+    frame, _ = compute(prep, options, metrics, n_boot=n_boot, ci=ci, seed=seed,
+                       warn_design=warn_design)
+    return frame, prep.by
