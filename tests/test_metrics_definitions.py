@@ -249,11 +249,15 @@ def test_report_card_columns_and_unavailable_metrics():
         if c != "n_pairs":
             assert f"{c}_ci_low" in card.columns and f"{c}_ci_high" in card.columns
     assert card.loc[0, "n_pairs"] == 4 and card.loc[0, "n_labelled"] == 3
-    # no labels and no repeats: NaN, and no warning
+    # no labels and no repeats: NaN without a warning (the tables cannot define them); the only
+    # warning is that four pairs are too few for an interval
     single = _judgments()[lambda d: d["repeat"] == 0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         bare = jk.report_card(single, None, n_boot=20)
+    assert [str(w.message) for w in caught] == [
+        "bootstrap intervals for judge='J' (4 pairs) are resampled from fewer than 5 pairs; "
+        "they are unreliable"]
     for c in ("acc_cr", "acc_both", "position_bias", "length_bias", "q_cr", "repetition_stability"):
         assert np.isnan(bare.loc[0, c]), c
     assert bare.loc[0, "position_consistency"] == pytest.approx(2 / 4)
@@ -308,7 +312,8 @@ def test_mutual_agreement_and_disagreement_match_a_direct_count():
                           for k, vs in VERDICTS.items()})
     j3 = _judgments("L", {k: ["a"] * 3 for k in VERDICTS})
     all_j = pd.concat([j1, j2, j3], ignore_index=True)
-    ma = jk.mutual_agreement(all_j, n_boot=30).set_index(["metric", "judge_1", "judge_2"])
+    with pytest.warns(jk.MetricWarning, match="resampled from only 4 pairs"):
+        ma = jk.mutual_agreement(all_j, n_boot=30).set_index(["metric", "judge_1", "judge_2"])
     key = ["pair_id", "order", "repeat"]
     for a, b in [("J", "K"), ("J", "L"), ("K", "L")]:
         m = all_j[all_j.judge == a].merge(all_j[all_j.judge == b], on=key)
@@ -401,3 +406,113 @@ def test_repetition_stability_equals_the_definition_on_an_error_prone_judge(inva
     assert rs.loc["repetition_stability", "n"] == len(top)
     drop = jk.repetition_stability(j, invalid="drop", n_boot=0).set_index("metric")
     assert drop.loc["repetition_stability", "estimate"] > expected + invalid_share / 4
+
+
+# ------------------------------------------------------------------------------ nothing silent
+
+def _all_invalid(j: pd.DataFrame) -> pd.DataFrame:
+    return j.assign(verdict=None, error="api: HTTP 401: invalid key")
+
+
+def test_all_invalid_verdicts_are_nan_with_a_warning_not_zero_bias():
+    """Every call failed: no accuracy, bias, consistency or stability can be measured; the card
+    says so instead of reporting position bias 0 in [0, 0]."""
+    pairs, judgments, _ = jk.simulate_judgments(300, accuracy=0.8, position_bias=1.0, repeats=2,
+                                                seed=0)
+    failed = _all_invalid(judgments)
+    with pytest.warns(jk.MetricWarning) as caught:
+        card = jk.report_card(failed, pairs, n_boot=200)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1
+    assert "judge='sim'" in messages[0] and "every verdict is invalid" in messages[0]
+    for m in jk.REPORT_CARD_METRICS:
+        if m == "invalid_rate":
+            assert card.loc[0, m] == 1.0
+            continue
+        assert m in messages[0], m
+        assert np.isnan(card.loc[0, m]), m
+        assert np.isnan(card.loc[0, f"{m}_ci_low"]) and np.isnan(card.loc[0, f"{m}_ci_high"]), m
+    for fn in (jk.accuracy, jk.position_bias, jk.length_bias, jk.flip_noise,
+               jk.repetition_stability, jk.position_consistency, jk.preference_fairness,
+               jk.overall_win_rate):
+        with pytest.warns(jk.MetricWarning, match="judge='sim'.*every verdict is invalid"):
+            out = fn(failed, pairs, n_boot=0)
+        assert out["estimate"].isna().all(), fn.__name__
+
+
+def test_only_the_judge_without_valid_verdicts_is_nan():
+    pairs, good, _ = jk.simulate_judgments(200, repeats=2, judge_name="good", seed=1)
+    _, bad, _ = jk.simulate_judgments(pairs, repeats=2, judge_name="bad", seed=2)
+    with pytest.warns(jk.MetricWarning) as caught:
+        card = jk.report_card(pd.concat([good, _all_invalid(bad)]), pairs, n_boot=0)
+    card = card.set_index("judge")
+    assert np.isnan(card.loc["bad", "acc_both"]) and np.isfinite(card.loc["good", "acc_both"])
+    assert all("judge='bad'" in str(w.message) and "'good'" not in str(w.message) for w in caught)
+
+
+def test_one_order_without_valid_verdicts():
+    """Response b shown first never parsed: what needs that order is NaN (not 'always wrong'),
+    what needs only the other order is not."""
+    j = _judgments()
+    j.loc[j["order"] == "ba", "verdict"] = None
+    with pytest.warns(jk.MetricWarning) as caught:
+        acc = _est(jk.accuracy(j, _pairs(), n_boot=0))
+    assert acc["acc_ab"] == pytest.approx(8 / 9)
+    assert np.isnan(acc["acc_ba"])
+    # cr and rc mix both display orders: their invalid verdicts count as wrong, as always
+    assert acc["acc_cr"] == pytest.approx((2 / 3 + 0 + 1) / 3)  # p2 shows y_c first in ba
+    assert acc["acc_rc"] == pytest.approx((0 + 1 + 0) / 3)
+    # no pair has a valid verdict in both orders: Acc_both is unknown, not 0
+    assert np.isnan(acc["acc_both"])
+    text = " | ".join(str(w.message) for w in caught)
+    assert ("acc_ba is NaN for judge='J': no labelled pair judged with response b shown first has "
+            "a valid verdict") in text
+    assert "acc_both is NaN for judge='J': no labelled pair has a valid verdict in both orders" in text
+    with pytest.warns(jk.MetricWarning, match="every .original, swapped. judgment pair has an invalid verdict"):
+        pc = jk.position_consistency(j, n_boot=0)
+    assert np.isnan(pc.loc[0, "estimate"]) and pc.loc[0, "n_invalid"] == 12
+    with pytest.warns(jk.MetricWarning, match="q_ba, scr_ba are NaN for judge='J': no judgment "
+                                              "with response b shown first has a valid verdict"):
+        q = _est(jk.flip_noise(j, n_boot=0))
+    assert np.isnan(q["q_ba"]) and np.isfinite(q["q_ab"])
+
+
+def test_repetition_stability_without_valid_repeats_is_nan():
+    v = {("p1", "ab"): ["a", None], ("p1", "ba"): [None, None],
+         ("p2", "ab"): [None, None], ("p2", "ba"): ["b", None]}
+    with pytest.warns(jk.MetricWarning, match="no repeated request has enough valid answers"):
+        rs = _est(jk.repetition_stability(_judgments(verdicts=v), invalid="drop", n_boot=0))
+    assert np.isnan(rs["repetition_stability"])
+    # by Shi et al.'s definition the two requests with a valid answer are queries: RS = 1/2
+    assert _est(jk.repetition_stability(_judgments(verdicts=v), n_boot=0))["repetition_stability"] == 0.5
+
+
+@pytest.mark.parametrize("fn", [jk.report_card, jk.accuracy, jk.position_bias, jk.length_bias,
+                                jk.flip_noise, jk.repetition_stability, jk.position_consistency,
+                                jk.preference_fairness, jk.overall_win_rate, jk.invalid_rate,
+                                jk.mutual_agreement, jk.disagreement])
+def test_an_empty_table_is_an_error(fn):
+    with pytest.raises(ValueError, match="judgments: the table is empty"):
+        fn(_judgments().iloc[:0], _pairs())
+
+
+def test_intervals_from_few_pairs_carry_a_warning():
+    one = _judgments()[lambda d: d["pair_id"] == "p1"]
+    with pytest.warns(jk.MetricWarning, match=r"judge='J' \(1 pair\) are resampled from fewer than 5"):
+        card = jk.report_card(one, _pairs(), metrics=["acc_ab", "position_consistency"], n_boot=50)
+    # one pair: every resample is that pair, the interval has no width
+    assert card.loc[0, "acc_ab_ci_low"] == pytest.approx(card.loc[0, "acc_ab"], abs=1e-7)
+    assert card.loc[0, "acc_ab_ci_high"] == pytest.approx(card.loc[0, "acc_ab"], abs=1e-7)
+    five = jk.simulate_judgments(5, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jk.report_card(five.judgments, five.pairs, metrics=["acc_ab"], n_boot=50)
+    with pytest.warns(jk.MetricWarning, match=r"fewer than 5"):
+        jk.mutual_agreement(pd.concat([one, one.assign(judge="K")]), n_boot=50)
+
+
+def test_bad_options_are_named():
+    with pytest.raises(ValueError, match="invalid must be 'disagree' or 'drop'"):
+        jk.repetition_stability(_judgments(), invalid="count")
+    with pytest.raises(ValueError, match="lb_method must be 'indicator' or 'joint'"):
+        jk.length_bias(_judgments(), _pairs(), lb_method="both")

@@ -164,6 +164,20 @@ class Cells:
         z_cr, h_cr, z_rc, h_rc = self.accuracy_cr_rc
         return (z_cr, h_cr) if order == "cr" else (z_rc, h_rc)
 
+    @cached_property
+    def valid_labelled_by_order(self) -> np.ndarray:
+        """Valid verdicts among a labelled cell's selected judgments, per display order."""
+        counts = (self.valid & self.selected).sum(axis=(2, 3))
+        return counts * self.labelled[:, None]
+
+    def valid_labelled(self, order: str) -> np.ndarray:
+        """Valid verdicts on a labelled cell in a display or label-relative order."""
+        counts = self.valid_labelled_by_order
+        if order in ("ab", "ba"):
+            return counts[:, ("ab", "ba").index(order)]
+        cr, rc = self.by_label(counts)
+        return cr if order == "cr" else rc
+
     def flip_agreement(self, order: str) -> tuple[np.ndarray, np.ndarray]:
         """(ag, m): repeat agreement on the preferred response in a label-relative order
         ("cr", "rc"), or on the first position in a display order ("ab", "ba")."""

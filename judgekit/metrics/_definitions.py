@@ -64,7 +64,7 @@ class Est(NamedTuple):
     unstable: np.ndarray | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Reason:
     """Why a metric can be NaN: ``when`` marks the groups (or resamples) where it is.
 
@@ -170,38 +170,69 @@ def _win_rate(t: Sums) -> np.ndarray:
 _SHOWN = {"ab": "response a shown first", "ba": "response b shown first",
           "cr": "the preferred response shown first", "rc": "the preferred response shown second"}
 _PC_STATS = (st.PAIRS, st.PRIMACY, st.RECENCY, st.PRIMACY_MIXED, st.RECENCY_MIXED)
-_PC_FAMILY = ("position_consistency", "fairness", "overall_win_rate")
 
 
-def _needs_labels(o: str) -> Reason:
-    return Reason(lambda t: t[st.H[o]] == 0,
-                  f"no labelled pair (label 'a' or 'b') was judged with {_SHOWN[o]}",
-                  (st.H[o],))
+_ALL_INVALID = Reason(
+    lambda t: t[st.JUDGMENTS] == t[st.INVALID],
+    "every verdict is invalid (no answer could be parsed, or every call failed; see invalid_rate)",
+    (st.JUDGMENTS, st.INVALID), design=False,
+)
 
 
+def _per_order(make: Callable[[str], Reason]) -> dict[str, Reason]:
+    return {o: make(o) for o in (*st.ORDERS, *st.LABEL_ORDERS)}
+
+
+_NEEDS_LABELS = _per_order(lambda o: Reason(
+    lambda t: t[st.H[o]] == 0,
+    f"no labelled pair (label 'a' or 'b') was judged with {_SHOWN[o]}", (st.H[o],)))
+_NO_VALID = _per_order(lambda o: Reason(
+    lambda t: t[st.VALID[o]] == 0,
+    f"no labelled pair judged with {_SHOWN[o]} has a valid verdict", (st.VALID[o],),
+    design=False))
+_NEEDS_REPEATS = _per_order(lambda o: Reason(
+    lambda t: t[st.M[o]] == 0,
+    f"no {'labelled ' if o in st.LABEL_ORDERS else ''}request with {_SHOWN[o]} was asked twice "
+    "or more", (st.M[o],)))
+_NO_VALID_IN = {o: Reason(
+    lambda t, o=o: t[st.JUDGMENTS_IN[o]] == t[st.INVALID_IN[o]],
+    f"no judgment with {_SHOWN[o]} has a valid verdict", (st.JUDGMENTS_IN[o], st.INVALID_IN[o]),
+    design=False) for o in st.ORDERS}
+_NO_VALID_BOTH = Reason(
+    lambda t: t[st.VALID_BOTH] == 0,
+    "no labelled pair has a valid verdict in both orders (of the same repeat)", (st.VALID_BOTH,),
+    design=False)
 _NEEDS_BOTH_ORDERS = Reason(lambda t: t[st.HB] == 0,
                             "no labelled pair (label 'a' or 'b') was judged in both orders",
                             (st.HB,))
+_NEEDS_STRATUM = {s: Reason(
+    lambda t, s=s: t[st.HB_S[s]] == 0,
+    "no labelled pair judged in both orders where the preferred response "
+    f"{'is' if s == 'longer' else 'is not'} the longer one", (st.HB_S[s],)) for s in st.STRATA}
+_NEEDS_BOTH_JUDGED = Reason(
+    lambda t: t[st.PAIRS] + t[st.PAIRS_INVALID] == 0,
+    "no pair was judged in both orders (with matching repeats)", (st.PAIRS, st.PAIRS_INVALID))
+_NO_VALID_PAIR = Reason(
+    lambda t: t[st.PAIRS] == 0,
+    "every (original, swapped) judgment pair has an invalid verdict", (st.PAIRS,), design=False)
+_NOT_REPEATED = Reason(lambda t: t[st.REPEATED] == 0, "no request was asked twice or more",
+                       (st.REPEATED,))
+_NO_QUERY = Reason(
+    lambda t: t[st.QUERIES] == 0,
+    "no repeated request has enough valid answers (one; two with invalid='drop')",
+    (st.QUERIES,), design=False)
 
 
-def _needs_repeats(o: str) -> Reason:
-    labelled = "labelled " if o in st.LABEL_ORDERS else ""
-    return Reason(lambda t: t[st.M[o]] == 0,
-                  f"no {labelled}request with {_SHOWN[o]} was asked twice or more", (st.M[o],))
+def _labelled(*orders: str, design: tuple[Reason, ...] = (), both: bool = False) -> tuple[Reason, ...]:
+    """Reasons of a metric of labelled verdicts in ``orders``: all invalid, the design ones,
+    no valid verdict in one of the orders and (``both``) no pair valid in both orders."""
+    return (_ALL_INVALID, *design, *(_NO_VALID[o] for o in orders),
+            *((_NO_VALID_BOTH,) if both else ()))
 
 
-def _needs_stratum(s: str) -> Reason:
-    where = "is the longer one" if s == "longer" else "is not the longer one"
-    return Reason(lambda t: t[st.HB_S[s]] == 0,
-                  f"no labelled pair judged in both orders where the preferred response {where}",
-                  (st.HB_S[s],))
-
-
-_NEEDS_PAIRS = Reason(lambda t: t[st.PAIRS] == 0,
-                      "no pair was judged in both orders with a valid verdict in each",
-                      (st.PAIRS,))
-_NEEDS_QUERIES = Reason(lambda t: t[st.QUERIES] == 0,
-                        "no request was asked twice or more with a valid answer", (st.QUERIES,))
+_BOTH = ("cr", "rc")
+_PC_REASONS = (_ALL_INVALID, _NEEDS_BOTH_JUDGED, _NO_VALID_PAIR)
+_RS_REASONS = (_ALL_INVALID, _NOT_REPEATED, _NO_QUERY)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +243,7 @@ def _accuracy(o: str, what: str, card: bool) -> Metric:
     return Metric(
         f"acc_{o}", f"accuracy with {what}", (st.Z[o], st.H[o]),
         lambda t, opt: Est(_acc(t, o), t[st.H[o]]),
-        reasons=(_needs_labels(o),), families=("accuracy",), card=card,
+        reasons=_labelled(o, design=(_NEEDS_LABELS[o],)), families=("accuracy",), card=card,
     )
 
 
@@ -224,7 +255,7 @@ def _denoised_accuracy(o: str) -> Metric:
     return Metric(
         f"acc_{o}_denoised", f"acc_{o} de-noised with q_{o}",
         (st.Z[o], st.H[o], st.AG[o], st.M[o]), estimate,
-        reasons=(_needs_labels(o),), denoised=lambda t, opt: t[st.M[o]] > 0,
+        reasons=_labelled(o, design=(_NEEDS_LABELS[o],)), denoised=lambda t, opt: t[st.M[o]] > 0,
         families=("accuracy_denoised", "position_bias"), card=True,
     )
 
@@ -255,7 +286,9 @@ def _flip(o: str, kind: str) -> Metric:
     return Metric(
         f"{kind}_{o}", description, (st.AG[o], st.M[o]),
         lambda t, opt: Est(value(t, opt), t[st.M[o]]),
-        reasons=(_needs_repeats(o),), families=("flip_noise",),
+        reasons=(_ALL_INVALID, _NEEDS_REPEATS[o],
+                 _NO_VALID[o] if labelled else _NO_VALID_IN[o]),
+        families=("flip_noise",),
         card=labelled and kind in ("q", "scr"),
     )
 
@@ -288,7 +321,8 @@ def _stratum_metric(s: str) -> Metric:
     where = "is the longer one" if s == "longer" else "is not the longer one"
     return Metric(
         f"acc_both_{s}", f"de-noised Acc_both where the preferred response {where}", _LB_STATS,
-        estimate, reasons=(_needs_stratum(s),), denoised=lambda t, opt: _lb_denoised(t, opt, s),
+        estimate, reasons=_labelled(*_BOTH, design=(_NEEDS_STRATUM[s],), both=True),
+        denoised=lambda t, opt: _lb_denoised(t, opt, s),
         families=("length_bias",),
     )
 
@@ -303,9 +337,10 @@ def _q_stratum(s: str) -> Metric:
     return Metric(
         f"q_{s}", f"flip probability of the both-orders indicator where the preferred response {where}",
         _LB_STATS, lambda t, opt: Est(_q_indicator(t, s, opt), t[st.MB_S[s]]),
-        reasons=(Reason(lambda t: t[st.MB_S[s]] == 0,
-                        "no labelled pair was asked twice or more in both orders in this stratum",
-                        (st.MB_S[s],)),),
+        reasons=_labelled(*_BOTH, design=(Reason(
+            lambda t: t[st.MB_S[s]] == 0,
+            "no labelled pair was asked twice or more in both orders in this stratum",
+            (st.MB_S[s],)),), both=True),
         families=("length_bias",),
     )
 
@@ -371,16 +406,19 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     _accuracy("rc", _SHOWN["rc"], card=True),
     Metric("acc_both", "share of labelled pairs where both orders picked the preferred response",
            (st.ZB, st.HB), lambda t, opt: Est(ratio(t[st.ZB], t[st.HB]), t[st.HB]),
-           reasons=(_NEEDS_BOTH_ORDERS,), families=("accuracy",), card=True),
+           reasons=_labelled(*_BOTH, design=(_NEEDS_BOTH_ORDERS,), both=True),
+           families=("accuracy",),
+           card=True),
     Metric("acc_random", "mean of the two orders' accuracies (expectation of Acc_random)",
            (st.ZR, st.HB), lambda t, opt: Est(ratio(t[st.ZR], t[st.HB]), t[st.HB]),
-           reasons=(_NEEDS_BOTH_ORDERS,), families=("accuracy",), card=True),
+           reasons=_labelled(*_BOTH, design=(_NEEDS_BOTH_ORDERS,)), families=("accuracy",),
+           card=True),
     _denoised_accuracy("cr"),
     _denoised_accuracy("rc"),
     Metric("acc_both_denoised", "Acc_both de-noised jointly from both orders' flips",
            (st.ZB, st.HB, *st.Z_B.values(), *st.AG_B.values(), *st.M_B.values(), st.M["cr"],
             st.M["rc"]), _both_denoised,
-           reasons=(_NEEDS_BOTH_ORDERS,),
+           reasons=_labelled(*_BOTH, design=(_NEEDS_BOTH_ORDERS,), both=True),
            denoised=lambda t, opt: (t[st.M["cr"]] > 0) & (t[st.M["rc"]] > 0),
            families=("accuracy_denoised",)),
     *(_flip(o, "disagree") for o in st.LABEL_ORDERS),
@@ -388,12 +426,14 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     *(_flip(o, kind) for kind in ("q", "scr") for o in st.ORDERS),
     Metric("position_bias", "de-noised acc_cr - acc_rc (> 0 favours the first position)",
            tuple(s for o in st.LABEL_ORDERS for s in (st.Z[o], st.H[o], st.AG[o], st.M[o])),
-           _position_bias, reasons=(_needs_labels("cr"), _needs_labels("rc")),
+           _position_bias,
+           reasons=_labelled(*_BOTH, design=(_NEEDS_LABELS["cr"], _NEEDS_LABELS["rc"])),
            denoised=lambda t, opt: (t[st.M["cr"]] > 0) & (t[st.M["rc"]] > 0),
            families=("position_bias",), card=True),
     Metric("length_bias",
            "de-noised Acc_both(preferred response longer) - Acc_both(not longer)", _LB_STATS,
-           _length_bias, reasons=(_needs_stratum("longer"), _needs_stratum("shorter")),
+           _length_bias,
+           reasons=_labelled(*_BOTH, design=tuple(_NEEDS_STRATUM.values()), both=True),
            denoised=lambda t, opt: _lb_denoised(t, opt, "longer") & _lb_denoised(t, opt, "shorter"),
            families=("length_bias",), card=True),
     _stratum_metric("longer"),
@@ -404,39 +444,39 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
            "share of (original, swapped) judgment pairs that agree (PC)",
            (st.PAIRS, st.CONSISTENT),
            lambda t, opt: Est(ratio(t[st.CONSISTENT], t[st.PAIRS]), t[st.PAIRS]),
-           reasons=(_NEEDS_PAIRS,), invalid=st.PAIRS_INVALID,
+           reasons=_PC_REASONS, invalid=st.PAIRS_INVALID,
            families=("position_consistency",), card=True),
     Metric("primacy", "judgment pairs choosing the first position both times (pcn)", _PC_STATS,
-           _primacy_count(0), reasons=(_NEEDS_PAIRS,), invalid=st.PAIRS_INVALID,
+           _primacy_count(0), reasons=_PC_REASONS, invalid=st.PAIRS_INVALID,
            families=("fairness",), card=True),
     Metric("recency", "judgment pairs choosing the second position both times (rcn)", _PC_STATS,
-           _primacy_count(1), reasons=(_NEEDS_PAIRS,), invalid=st.PAIRS_INVALID,
+           _primacy_count(1), reasons=_PC_REASONS, invalid=st.PAIRS_INVALID,
            families=("fairness",), card=True),
     Metric("primacy_rate", "ipr = pcn / (pcn + rcn)", _PC_STATS, _primacy_rate(0),
-           reasons=(_NEEDS_PAIRS, _NO_INCONSISTENCY), invalid=st.PAIRS_INVALID,
+           reasons=(*_PC_REASONS, _NO_INCONSISTENCY), invalid=st.PAIRS_INVALID,
            families=("fairness",)),
     Metric("recency_rate", "irr = rcn / (pcn + rcn)", _PC_STATS, _primacy_rate(1),
-           reasons=(_NEEDS_PAIRS, _NO_INCONSISTENCY), invalid=st.PAIRS_INVALID,
+           reasons=(*_PC_REASONS, _NO_INCONSISTENCY), invalid=st.PAIRS_INVALID,
            families=("fairness",)),
     Metric("preference_fairness", "PF = (rcn*irr - pcn*ipr) / n in [-1, 1] (> 0 recency)",
-           (*_PC_STATS, st.PAIRS_INVALID), _preference_fairness, reasons=(_NEEDS_PAIRS,),
+           (*_PC_STATS, st.PAIRS_INVALID), _preference_fairness, reasons=_PC_REASONS,
            invalid=st.PAIRS_INVALID, families=("fairness",), card=True),
     Metric("win_rate", "overall win rate of response a, inconsistent pairs as ties (owr)",
            (st.PAIRS, st.WINS_A, st.WINS_B), lambda t, opt: Est(_win_rate(t), t[st.PAIRS]),
-           reasons=(_NEEDS_PAIRS,), invalid=st.PAIRS_INVALID, families=("overall_win_rate",)),
+           reasons=_PC_REASONS, invalid=st.PAIRS_INVALID, families=("overall_win_rate",)),
     Metric("quality_gap", "answer quality gap |owr - 0.5|", (st.PAIRS, st.WINS_A, st.WINS_B),
            lambda t, opt: Est(np.abs(_win_rate(t) - 0.5), t[st.PAIRS]),
-           reasons=(_NEEDS_PAIRS,), invalid=st.PAIRS_INVALID, families=("overall_win_rate",)),
+           reasons=_PC_REASONS, invalid=st.PAIRS_INVALID, families=("overall_win_rate",)),
     Metric("repetition_stability", "mean share of the most frequent choice over repeats (RS)",
            _RS_STATS, lambda t, opt: Est(_rs(t, opt), t[st.QUERIES]),
-           reasons=(_NEEDS_QUERIES,), families=("repetition_stability",), card=True),
+           reasons=_RS_REASONS, families=("repetition_stability",), card=True),
     Metric("repetition_stability_chance", "RS of a uniformly random judge (RS_0)", _RS_STATS,
            lambda t, opt: Est(_rs0(t, opt), t[st.QUERIES]),
-           reasons=(_NEEDS_QUERIES,), families=("repetition_stability",)),
+           reasons=_RS_REASONS, families=("repetition_stability",)),
     Metric("repetition_stability_star", "chance-corrected RS* = (RS - RS_0)/(1 - RS_0)",
            _RS_STATS,
            lambda t, opt: Est(ratio(_rs(t, opt) - _rs0(t, opt), 1.0 - _rs0(t, opt)), t[st.QUERIES]),
-           reasons=(_NEEDS_QUERIES,), families=("repetition_stability",), card=True),
+           reasons=_RS_REASONS, families=("repetition_stability",), card=True),
     _invalid_rate(None),
     _invalid_rate("ab"),
     _invalid_rate("ba"),

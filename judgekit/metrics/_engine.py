@@ -28,7 +28,7 @@ from judgekit import _bootstrap as bs
 from judgekit.exceptions import MetricWarning
 from judgekit.metrics import _statistics as st
 from judgekit.metrics._cells import Cells
-from judgekit.metrics._definitions import UNSTABLE, Est, Metric, Sums, lookup
+from judgekit.metrics._definitions import UNSTABLE, Est, Metric, Reason, Sums, lookup
 from judgekit.metrics._formulas import MIN_DENOM
 from judgekit.metrics._prepare import Options, Prepared, prepare
 from judgekit.metrics._statistics import Stat
@@ -54,10 +54,19 @@ def evaluate(metrics: Sequence[Metric], T: np.ndarray, index: dict[Stat, int],
         est: Est = m.estimate(t, options)
         value = np.asarray(est.value, dtype=float)
         unstable = np.zeros(t.shape, dtype=bool) if est.unstable is None else est.unstable
-        for reason in m.reasons:
-            value = np.where(reason.when(t), np.nan, value)
+        if m.reasons:
+            value = np.where(_any_reason(t, m.reasons), np.nan, value)
         out[m.name] = (value, np.asarray(est.n), unstable)
     return out
+
+
+def holds(t: Sums, reason: Reason) -> np.ndarray:
+    """Where ``reason`` holds (computed once per evaluation)."""
+    return t.memo(("reason", reason), lambda: reason.when(t))
+
+
+def _any_reason(t: Sums, reasons: tuple[Reason, ...]) -> np.ndarray:
+    return t.memo(("any", reasons), lambda: np.logical_or.reduce([holds(t, r) for r in reasons]))
 
 
 def _group_label(keys: pd.DataFrame, i: int) -> str:
@@ -72,9 +81,27 @@ def _groups(keys: pd.DataFrame, bad: np.ndarray) -> str:
     return names + (f" and {len(idx) - 5} more" if len(idx) > 5 else "")
 
 
-def _warn(metric: str, reason: str, keys: pd.DataFrame, bad: np.ndarray) -> None:
-    warnings.warn(f"{metric} is NaN for {_groups(keys, bad)}: {reason}", MetricWarning,
-                  stacklevel=5)
+def _warn_nan(found: dict[tuple[str, tuple[int, ...]], list[str]], keys: pd.DataFrame) -> None:
+    """One warning per (reason, groups), naming every metric NaN for it."""
+    for (why, groups), names in found.items():
+        bad = np.isin(np.arange(len(keys)), groups)
+        verb = "is" if len(names) == 1 else "are"
+        warnings.warn(f"{', '.join(names)} {verb} NaN for {_groups(keys, bad)}: {why}",
+                      MetricWarning, stacklevel=5)
+
+
+def _warn_few_pairs(prep: Prepared) -> None:
+    """Percentile intervals from fewer than a handful of pairs say little (one pair: [x, x])."""
+    pairs = np.bincount(prep.group, minlength=prep.n_groups)
+    few = (pairs > 0) & (pairs < bs.MIN_CLUSTERS)
+    if few.any():
+        idx = np.flatnonzero(few)
+        names = "; ".join(f"{_group_label(prep.keys, i)} ({pairs[i]} pair{'' if pairs[i] == 1 else 's'})"
+                          for i in idx[:5])
+        more = f" and {len(idx) - 5} more" if len(idx) > 5 else ""
+        warnings.warn(f"bootstrap intervals for {names}{more} are resampled from fewer than "
+                      f"{bs.MIN_CLUSTERS} pairs; they are unreliable", MetricWarning,
+                      stacklevel=5)
 
 
 class Computation:
@@ -206,6 +233,7 @@ def compute(
                     MetricWarning, stacklevel=4,
                 )
     elif n_boot > 0:
+        _warn_few_pairs(prep)
         low, high, se, nan_share = comp.intervals(estimate, n_boot, ci, seed)
         for i, m in enumerate(defs):
             too_many = nan_share[i] > bs_max_nan()
@@ -217,23 +245,27 @@ def compute(
                     MetricWarning, stacklevel=4,
                 )
 
-    # warnings for NaN estimates
+    # warnings for NaN estimates: the first reason that explains each group
     t = Sums(comp.T, comp.index)
+    found: dict[tuple[str, tuple[int, ...]], list[str]] = {}
+
+    def note(why: str, where: np.ndarray, name: str) -> None:
+        found.setdefault((why, tuple(np.flatnonzero(where).tolist())), []).append(name)
+
     for i, m in enumerate(defs):
-        nan = ~np.isfinite(estimate[i])
-        if not nan.any():
-            continue
-        unstable = point[m.name][2]
-        if unstable.any():
-            _warn(m.name, UNSTABLE, prep.keys, nan & unstable)
-        rest = nan & ~unstable
+        rest = ~np.isfinite(estimate[i])
         for reason in m.reasons:
-            hit = rest & reason.when(t)
+            hit = rest & holds(t, reason)
             if hit.any() and (warn_design or not reason.design):
-                _warn(m.name, reason.why, prep.keys, hit)
+                note(reason.why, hit, m.name)
             rest &= ~hit
+        unstable = rest & point[m.name][2]
+        if unstable.any():
+            note(UNSTABLE, unstable, m.name)
+        rest &= ~unstable
         if rest.any() and warn_design:
-            _warn(m.name, "zero denominator", prep.keys, rest)
+            note("zero denominator", rest, m.name)
+    _warn_nan(found, prep.keys)
 
     frames = []
     for i, m in enumerate(defs):

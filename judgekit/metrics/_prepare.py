@@ -119,6 +119,8 @@ def prepare(
     if len(set(by)) != len(by):
         raise ValueError(f"by: columns repeat in {by}")
     j = validate_judgments(judgments, pairs)
+    if len(j) == 0:
+        raise ValueError("judgments: the table is empty (0 rows); there is nothing to measure")
     p = validate_pairs(pairs) if pairs is not None else None
 
     pair_pos = None

@@ -52,6 +52,12 @@ _ALL_ORDERS = ORDERS + LABEL_ORDERS
 Z = _family("z", _ALL_ORDERS, lambda c, o: c.accuracy(o)[0])
 H = _family("h", _ALL_ORDERS, lambda c, o: c.accuracy(o)[1])
 
+#: Valid verdicts on labelled pairs in each order (a metric of them is NaN without any).
+VALID = _family("valid", _ALL_ORDERS, lambda c, o: c.valid_labelled(o))
+
+#: Labelled judgment pairs (both orders, matched by repeat) with a valid verdict in each.
+VALID_BOTH = Stat("valid_both", lambda c: (c.judgment_pairs[1] & c.labelled[:, None, None]).sum(axis=(1, 2)))
+
 #: Acc_both: both orders picked the preferred response (mean over matched repeats), the cells
 #: judged in both orders, and Acc_random's per-pair mean of the two orders.
 ZB = Stat("zb", lambda c: c.both_correct[0])
@@ -125,7 +131,9 @@ WINS_A = Stat("cwa", _pairs_where(lambda v0, v1: (v0 == A) & (v1 == A)))
 WINS_B = Stat("cwb", _pairs_where(lambda v0, v1: (v0 == B) & (v1 == B)))
 
 # --- repetition stability ---------------------------------------------------------------------
-#: Sum over a cell's queries of the majority share, of its chance level, and the query count.
+#: Requests asked twice or more; sums over a cell's queries of the majority share and of its
+#: chance level, and the query count.
+REPEATED = Stat("repeated", lambda c: (c.K >= 2).sum(axis=(1, 2)))
 RS_SUM = Stat("rs_sum", lambda c: c.stability[0].sum(axis=(1, 2)))
 RS0_SUM = Stat("rs0_sum", lambda c: c.stability[1].sum(axis=(1, 2)))
 QUERIES = Stat("rs_cnt", lambda c: c.stability[2].sum(axis=(1, 2)))

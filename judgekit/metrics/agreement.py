@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from judgekit import _bootstrap as bs
+from judgekit.exceptions import MetricWarning
 from judgekit.metrics._formulas import ratio
 from judgekit.metrics._prepare import ABSENT, INVALID, TIE, VERDICT_CODE, A, B, as_list
 from judgekit.schema import validate_judgments, validate_pairs
@@ -20,6 +22,8 @@ _INSTANCE = ["pair_id", "order", "id_swap", "repeat"]
 
 def _with_by(judgments: pd.DataFrame, pairs: pd.DataFrame | None, by: list[str], judge: str) -> pd.DataFrame:
     j = validate_judgments(judgments, pairs)
+    if len(j) == 0:
+        raise ValueError("judgments: the table is empty (0 rows); there is nothing to compare")
     if judge not in j.columns:
         raise ValueError(f"judge: column {judge!r} is not in judgments")
     if judge in by:
@@ -149,6 +153,14 @@ def mutual_agreement(
             return ratio(a, b), ratio(a2, b2)
 
         point = est(T)
+        group = f" ({', '.join(f'{c}={keys.iloc[gi][c]!r}' for c in by)})" if by else ""
+        if not np.isfinite(point[0]).all():
+            none = [f"{judges[i // n_j]} / {judges[i % n_j]}" for i in np.flatnonzero(~np.isfinite(point[0]))
+                    if i // n_j < i % n_j]
+            warnings.warn(f"agreement is NaN for {', '.join(none[:5])}{group}: the two judges have "
+                          "no instance with a valid verdict from both", MetricWarning, stacklevel=2)
+        if n_boot > 0:
+            bs.warn_few_clusters(n_p, f"mutual_agreement{group}", stacklevel=2)
         ns = (T[k : 2 * k], T[3 * k : 4 * k])
         lo = [np.full(k, np.nan), np.full(k, np.nan)]
         hi = [np.full(k, np.nan), np.full(k, np.nan)]

@@ -107,17 +107,17 @@ def report_card(
                       n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties,
                       invalid=invalid, pf_denominator=pf_denominator)
     prep = prepare(judgments, pairs, by, options, splits=splits, seed=seed)
-    wanted = metrics if "position_bias" in metrics else [*metrics, "position_bias"]
-    long, comp = _engine.compute(prep, options, wanted, n_boot=n_boot, ci=ci, seed=seed,
-                                 warn_design=False, extra=(st.PAIR, st.JUDGMENTS))
+    long, comp = _engine.compute(prep, options, metrics, n_boot=n_boot, ci=ci, seed=seed,
+                                 warn_design=False,
+                                 extra=(st.PAIR, st.JUDGMENTS, st.M["cr"], st.M["rc"]))
     card = prep.keys.copy()
     card["n_pairs"] = comp.total(st.PAIR).astype(np.int64)
     card["n_labelled"] = np.bincount(
         prep.group, weights=(prep.label != ABSENT).astype(float), minlength=prep.n_groups
     ).astype(np.int64)
     card["n_judgments"] = comp.total(st.JUDGMENTS).astype(np.int64)
-    pb = long[long["metric"] == "position_bias"]
-    card["denoised"] = pb["denoised"].to_numpy(dtype=bool, na_value=False)
+    # position bias is de-noised when both orders' flip rates are estimable
+    card["denoised"] = (comp.total(st.M["cr"]) > 0) & (comp.total(st.M["rc"]) > 0)
     columns = {}
     for m in metrics:
         rows = long[long["metric"] == m]
