@@ -146,6 +146,9 @@ def test_repetition_stability_by_hand():
     # agrees with nothing): p1ab 2/3, p1ba 1, p2ab 1, p2ba 2/3, p3ab 1, p3ba 2/3, p4ab 2/3,
     # p4ba 2/3 (tie, tie, invalid)
     assert rs["repetition_stability"] == pytest.approx(19 / 24)
+    # Shi et al.'s spread: sd (ddof 1) of "trial gave the majority answer"; a 2-of-3 query has
+    # indicators (1, 1, 0), sd sqrt(1/3); five of the eight queries split
+    assert rs["repetition_stability_sd"] == pytest.approx(5 * np.sqrt(1 / 3) / 8)
     # the judge said "tie", so m = 3 options; RS_0(3 trials) = 17/27 for every request
     rs0 = Fraction(17, 27)
     assert rs["repetition_stability_chance"] == pytest.approx(float(rs0))
@@ -404,6 +407,13 @@ def test_repetition_stability_equals_the_definition_on_an_error_prone_judge(inva
     rs = jk.repetition_stability(j, n_boot=0).set_index("metric")
     assert rs.loc["repetition_stability", "estimate"] == pytest.approx(expected, abs=1e-12)
     assert rs.loc["repetition_stability", "n"] == len(top)
+    # the spread: per query, the sample sd of the indicators "trial gave the modal valid answer"
+    # over all its trials (an invalid trial is 0)
+    modal = pos.groupby(query).agg(lambda s: s.mode().iloc[0] if s.notna().any() else None)
+    key = pd.MultiIndex.from_arrays(query)
+    agrees = pd.Series((pos.to_numpy() == modal.reindex(key).to_numpy()).astype(float), index=j.index)
+    sd = agrees.groupby(query).std(ddof=1).loc[top.index]
+    assert rs.loc["repetition_stability_sd", "estimate"] == pytest.approx(sd.mean(), abs=1e-12)
     drop = jk.repetition_stability(j, invalid="drop", n_boot=0).set_index("metric")
     assert drop.loc["repetition_stability", "estimate"] > expected + invalid_share / 4
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import cache, cached_property
 from math import comb
+from typing import NamedTuple
 
 import numpy as np
 
@@ -66,6 +67,15 @@ def mean_over(values: np.ndarray, mask: np.ndarray, axis: tuple[int, ...]) -> tu
     cnt = mask.sum(axis=axis)
     tot = np.where(mask, values, 0).sum(axis=axis)
     return np.where(cnt > 0, tot / np.maximum(cnt, 1), 0.0), cnt > 0
+
+
+class Stability(NamedTuple):
+    """Repetition stability per request; see :attr:`Cells.stability`."""
+
+    share: np.ndarray  # majority share of the trials (0 where not a query)
+    chance: np.ndarray  # its expectation for a uniformly random judge (0 where not a query)
+    query: np.ndarray  # the request counts: two or more trials, a valid answer
+    trials: np.ndarray  # n_j: every trial, or the valid ones with invalid="drop"
 
 
 class Cells:
@@ -244,9 +254,9 @@ class Cells:
 
     # --- repetition stability -------------------------------------------------------------
     @cached_property
-    def stability(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(rs, rs0, query) per request: the majority share of its trials, the same for a
-        uniformly random judge, and whether the request counts as a query.
+    def stability(self) -> Stability:
+        """Per request (cells, order, id_swap): the majority share of its trials, the same for a
+        uniformly random judge, whether the request counts as a query, and its trials.
 
         Shi et al. divide by every trial, so an invalid answer agrees with nothing
         (``invalid="disagree"``); ``invalid="drop"`` leaves invalid answers out first. A query
@@ -263,4 +273,4 @@ class Cells:
         else:
             m = np.where(self.prep.has_ties[self.prep.group], 3, 2)
         rs0 = chance_rs(n_trials, np.broadcast_to(m[:, None, None], n_trials.shape))
-        return rs, np.where(query, rs0, 0.0), query
+        return Stability(rs, np.where(query, rs0, 0.0), query, n_trials)

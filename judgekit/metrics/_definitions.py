@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from judgekit.metrics import _statistics as st
+from judgekit.metrics._cells import Cells
 from judgekit.metrics._formulas import MIN_DENOM, denoise, flip_q, joint_both, ratio
 from judgekit.metrics._prepare import Options
 from judgekit.metrics._statistics import Stat
@@ -356,6 +357,20 @@ def _rs0(t: Sums, opt: Options) -> np.ndarray:
 _RS_STATS = (st.RS_SUM, st.RS0_SUM, st.QUERIES)
 
 
+def _rs_sd(c: Cells) -> np.ndarray:
+    """Per cell, the sum over its queries of the sample standard deviation (ddof 1) of the
+    indicators "this trial gave the majority answer": with k of n trials agreeing,
+    sqrt(k (n - k) / (n (n - 1)))."""
+    share, _, query, n = c.stability
+    n = np.maximum(n, 2)
+    sd = np.sqrt(np.clip(share * (1.0 - share), 0.0, None) * n / (n - 1.0))
+    return np.where(query, sd, 0.0).sum(axis=(1, 2))
+
+
+#: The example of docs/metrics.md ("Adding a metric"): one statistic, one definition.
+RS_SD = Stat("rs_sd_sum", _rs_sd)
+
+
 def _primacy_count(index: int) -> Callable[[Sums, Options], Est]:
     def estimate(t: Sums, opt: Options) -> Est:
         n = t[st.PAIRS]
@@ -470,6 +485,11 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     Metric("repetition_stability", "mean share of the most frequent choice over repeats (RS)",
            _RS_STATS, lambda t, opt: Est(_rs(t, opt), t[st.QUERIES]),
            reasons=_RS_REASONS, families=("repetition_stability",), card=True),
+    Metric("repetition_stability_sd",
+           "Shi et al.'s ± beside RS: mean over queries of the standard deviation of 'this "
+           "trial gave the majority answer'", (RS_SD, st.QUERIES),
+           lambda t, opt: Est(ratio(t[RS_SD], t[st.QUERIES]), t[st.QUERIES]),
+           reasons=_RS_REASONS, families=("repetition_stability",)),
     Metric("repetition_stability_chance", "RS of a uniformly random judge (RS_0)", _RS_STATS,
            lambda t, opt: Est(_rs0(t, opt), t[st.QUERIES]),
            reasons=_RS_REASONS, families=("repetition_stability",)),

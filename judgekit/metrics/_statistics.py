@@ -134,9 +134,9 @@ WINS_B = Stat("cwb", _pairs_where(lambda v0, v1: (v0 == B) & (v1 == B)))
 #: Requests asked twice or more; sums over a cell's queries of the majority share and of its
 #: chance level, and the query count.
 REPEATED = Stat("repeated", lambda c: (c.K >= 2).sum(axis=(1, 2)))
-RS_SUM = Stat("rs_sum", lambda c: c.stability[0].sum(axis=(1, 2)))
-RS0_SUM = Stat("rs0_sum", lambda c: c.stability[1].sum(axis=(1, 2)))
-QUERIES = Stat("rs_cnt", lambda c: c.stability[2].sum(axis=(1, 2)))
+RS_SUM = Stat("rs_sum", lambda c: c.stability.share.sum(axis=(1, 2)))
+RS0_SUM = Stat("rs0_sum", lambda c: c.stability.chance.sum(axis=(1, 2)))
+QUERIES = Stat("rs_cnt", lambda c: c.stability.query.sum(axis=(1, 2)))
 
 # --- judgments and invalid verdicts -----------------------------------------------------------
 JUDGMENTS = Stat("nj", lambda c: c.present.sum(axis=(1, 2, 3)))

@@ -36,7 +36,7 @@ def repetition_stability(
     seed: int = 0,
     splits: Any = None,
 ) -> pd.DataFrame:
-    """Repetition stability RS, its chance level and the chance-corrected RS*.
+    """Repetition stability RS with Shi et al.'s spread, its chance level and the chance-corrected RS*.
 
     Parameters
     ----------
@@ -51,8 +51,9 @@ def repetition_stability(
     -------
     {returns}
 
-    Metrics: ``repetition_stability`` (RS), ``repetition_stability_chance`` (RS_0) and
-    ``repetition_stability_star`` (RS*).
+    Metrics: ``repetition_stability`` (RS), ``repetition_stability_sd`` (the "±" Shi et al.
+    print beside RS), ``repetition_stability_chance`` (RS_0) and ``repetition_stability_star``
+    (RS*).
 
     Notes
     -----
@@ -70,6 +71,11 @@ def repetition_stability(
     (negative for a judge whose invalid answers make it less stable than chance). ``n`` is the
     number of queries. See ``docs/spec.md#consistency``.
 
+    The spread Shi et al. print as RS ± s is the mean over queries of the sample standard
+    deviation (ddof 1) of the indicators "this trial gave the majority answer": with k of n_j
+    trials agreeing, sqrt(k (n_j - k) / (n_j (n_j - 1))), 0 for a unanimous query
+    (``repetition_stability_sd``; their code computes it the same way).
+
     References
     ----------
     Shi, Ma, Vosoughi (2024), Judging the Judges, eq. 1 and Table 2.
@@ -80,7 +86,7 @@ def repetition_stability(
     >>> pairs, judgments, truth = jk.simulate_judgments(500, flip_q=0.1, repeats=3, seed=0)
     >>> rs = jk.repetition_stability(judgments, n_boot=0).set_index("metric")["estimate"]
     >>> rs.round(3).to_dict()
-    {'repetition_stability': 0.913, 'repetition_stability_chance': 0.75, 'repetition_stability_star': 0.651}
+    {'repetition_stability': 0.913, 'repetition_stability_sd': 0.151, 'repetition_stability_chance': 0.75, 'repetition_stability_star': 0.651}
     """
     frame, by_cols = _engine.run(
         judgments, pairs, by, family("repetition_stability"), invalid=invalid, n_options=n_options, n_boot=n_boot,
