@@ -526,3 +526,27 @@ def test_bad_options_are_named():
         jk.repetition_stability(_judgments(), invalid="count")
     with pytest.raises(ValueError, match="lb_method must be 'indicator' or 'joint'"):
         jk.length_bias(_judgments(), _pairs(), lb_method="both")
+
+
+@pytest.mark.filterwarnings("ignore::judgekit.MetricWarning")  # LB: 6% NaN resamples at N = 120
+def test_pooling_judges_loses_nothing():
+    """by=[] (or any grouping without the judge column) pools judges: every judgment counts, and
+    the bootstrap resamples pairs with all their judges' verdicts. Two identical copies of a
+    judge pooled give that judge's rates and intervals, and twice its counts."""
+    pairs, j, _ = jk.simulate_judgments(120, repeats=2, flip_q=0.1, position_bias=0.5, seed=3)
+    pooled_in = pd.concat([j, j.assign(judge="copy")], ignore_index=True)
+    metrics = ["acc_ab", "acc_both", "position_bias", "length_bias", "position_consistency",
+               "primacy", "preference_fairness", "repetition_stability", "invalid_rate"]
+    single = jk.report_card(j, pairs, by=[], metrics=metrics, n_boot=200, seed=4)
+    pooled = jk.report_card(pooled_in, pairs, by=[], metrics=metrics, n_boot=200, seed=4)
+    assert pooled.loc[0, "n_judgments"] == len(pooled_in) == 2 * single.loc[0, "n_judgments"]
+    assert pooled.loc[0, "n_pairs"] == single.loc[0, "n_pairs"] == 120
+    for m in metrics:
+        factor = 2 if m == "primacy" else 1
+        for col in (m, f"{m}_ci_low", f"{m}_ci_high"):
+            assert pooled.loc[0, col] == pytest.approx(factor * single.loc[0, col], abs=1e-12, nan_ok=True), col
+    # two different judges pooled: the rates lie between theirs, weighted by their pairs
+    _, k, _ = jk.simulate_judgments(pairs, repeats=2, accuracy=0.9, judge_name="k", seed=5)
+    both = jk.report_card(pd.concat([j, k]), pairs, by=[], metrics=["acc_ab"], n_boot=0)
+    each = jk.report_card(pd.concat([j, k]), pairs, metrics=["acc_ab"], n_boot=0)
+    assert both.loc[0, "acc_ab"] == pytest.approx(each["acc_ab"].mean())

@@ -279,3 +279,41 @@ def test_length_bias_intervals_cover_at_large_flip_noise():
         lo, hi = np.nanquantile(reps, [0.025, 0.975])
         hits += int(lo <= truth <= hi)
     assert hits / 200 >= 0.90, hits / 200
+
+
+@pytest.mark.parametrize("limit", [None, 2_000])
+def test_batched_bootstrap_equals_one_group_at_a_time(monkeypatch, limit):
+    """The report card's resample sums (groups sharing a pair set multiplied at once, chunked,
+    statistics first) equal, to 1e-9, a plain loop that draws each group's counts from its pair
+    set's seed and multiplies them into that group's per-pair sums. ``limit`` shrinks the chunks
+    so that counts are also drawn again chunk by chunk."""
+    if limit is not None:
+        monkeypatch.setattr(_engine, "_BOOT_ELEMENTS", limit)
+    pairs = jk.simulate_pairs(150, seed=1)
+    runs = [jk.simulate_judgments(pairs, repeats=3, flip_q=0.1, position_bias=0.3 * i,
+                                  judge_name=f"j{i}", seed=i).judgments for i in range(5)]
+    runs.append(jk.simulate_judgments(pairs.iloc[:90], repeats=3, judge_name="subset", seed=9).judgments)
+    judgments = pd.concat(runs, ignore_index=True)
+    metrics = ["acc_cr", "acc_both", "position_bias", "length_bias", "position_consistency",
+               "preference_fairness", "repetition_stability", "q_cr"]
+    B, seed = 300, 5
+    card = jk.report_card(judgments, pairs, metrics=metrics, n_boot=B, seed=seed).set_index("judge")
+
+    options = Options()
+    prep = _engine.prepare(judgments, pairs, "judge", options)
+    comp = _engine.Computation(prep, options, lookup(metrics))
+    bounds = np.searchsorted(prep.group, np.arange(prep.n_groups + 1))
+    codes = pd.factorize(prep.pair_id)[0]
+    sets: dict[bytes, int] = {}
+    seeds = None
+    for gi, judge in enumerate(prep.keys["judge"]):
+        key = sets.setdefault(codes[bounds[gi]:bounds[gi + 1]].tobytes(), len(sets))
+        seeds = np.random.SeedSequence(seed).spawn(2)  # two pair sets, in order of appearance
+        rows = comp.S[bounds[gi]:bounds[gi + 1]]
+        W = bs.counts(len(rows), B, np.random.default_rng(seeds[key]))
+        reps = comp.evaluate((W @ rows).T[:, None, :])
+        for m in metrics:
+            lo, hi = np.nanquantile(reps[m][0][0], [0.025, 0.975])
+            assert card.loc[judge, f"{m}_ci_low"] == pytest.approx(lo, abs=1e-9, nan_ok=True), (judge, m)
+            assert card.loc[judge, f"{m}_ci_high"] == pytest.approx(hi, abs=1e-9, nan_ok=True), (judge, m)
+    assert len(sets) == 2

@@ -33,7 +33,7 @@ from judgekit.metrics._formulas import MIN_DENOM
 from judgekit.metrics._prepare import Options, Prepared, prepare
 from judgekit.metrics._statistics import Stat
 
-_BOOT_ELEMENTS = 1 << 23  # resample counts kept per pair set (float32: 32 MiB)
+_BOOT_ELEMENTS = 1 << 23  # elements of the arrays one chunk holds (64 MiB in double precision)
 
 
 def group_sums(S: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
@@ -92,7 +92,7 @@ def _warn_nan(found: dict[tuple[str, tuple[int, ...]], list[str]], keys: pd.Data
 
 def _warn_few_pairs(prep: Prepared) -> None:
     """Percentile intervals from fewer than a handful of pairs say little (one pair: [x, x])."""
-    pairs = np.bincount(prep.group, minlength=prep.n_groups)
+    pairs = prep.pairs_per_group()
     few = (pairs > 0) & (pairs < bs.MIN_CLUSTERS)
     if few.any():
         idx = np.flatnonzero(few)
@@ -132,50 +132,56 @@ class Computation:
 
         Each group resamples its own pairs. Groups judged on exactly the same pairs (several
         judges on one dataset) draw the same resamples, seeded per distinct pair set in order of
-        first appearance: each group's intervals are unchanged in distribution, and comparisons
-        between those judges are paired. Replicates exist one chunk of groups at a time.
+        first appearance: each group's intervals are unchanged in distribution, comparisons
+        between those judges are paired, and their resample sums are one matrix product. The
+        sums are exact (double precision), laid out statistic by statistic; replicates exist
+        for one chunk of groups at a time and only their quantiles are kept.
         """
         prep, S = self.prep, self.S
         G, M, nm = prep.n_groups, S.shape[1], len(self.metrics)
         low, high, se = (np.full((nm, G), np.nan) for _ in range(3))
         nan_share = np.zeros((nm, G))
-        bounds = np.searchsorted(prep.group, np.arange(G + 1))
-        codes = pd.factorize(prep.pair_id)[0]
-        set_of: list[int] = []
+        first, group, pair_id = prep.clusters()
+        if prep.cluster is not None:  # several judges per group: sum their cells per pair
+            S = group_sums(S, prep.cluster, len(first)).T.copy()
+        bounds = np.searchsorted(group, np.arange(G + 1))
+        codes = pd.factorize(pair_id)[0]
         keys: dict[bytes, int] = {}
-        for gi in range(G):
-            set_of.append(keys.setdefault(codes[bounds[gi]:bounds[gi + 1]].tobytes(), len(keys)))
+        set_of = np.array([keys.setdefault(codes[bounds[g]:bounds[g + 1]].tobytes(), len(keys))
+                           for g in range(G)], dtype=np.int64)
         seeds = np.random.SeedSequence(seed).spawn(max(len(keys), 1))
-        counts: dict[int, np.ndarray] = {}
-        per_chunk = max(1, _BOOT_ELEMENTS // (n_boot * M))
-        for start in range(0, G, per_chunk):
-            groups = range(start, min(G, start + per_chunk))
-            Tb = np.zeros((M, len(groups), n_boot))
-            for j, gi in enumerate(groups):
-                rows = S[bounds[gi]:bounds[gi + 1]]
-                n = len(rows)
-                if n == 0:
-                    continue
-                key = set_of[gi]
-                if key not in counts and n * n_boot <= _BOOT_ELEMENTS:
-                    # one batch of draws: the same as scipy.stats.bootstrap's from that seed
-                    counts[key] = bs.counts(n, n_boot, np.random.default_rng(seeds[key]),
-                                            dtype=np.float32)
-                if key in counts:
-                    Tb[:, j] = (counts[key] @ rows.astype(np.float32)).T
-                else:  # too large to keep: draw the same counts again, chunk by chunk
-                    Tb[:, j] = bs.resample_sums(rows, n_boot, np.random.default_rng(seeds[key])).T
-            reps = self.evaluate(Tb)
-            for i, m in enumerate(self.metrics):
-                vals = reps[m.name][0]  # (groups, n_boot)
-                share = 1.0 - bs.finite_share(vals)
-                lo, hi, s = bs.interval(vals, ci)
-                usable = np.isfinite(estimate[i, start:start + len(groups)]) & (share < 1.0)
-                sl = slice(start, start + len(groups))
-                low[i, sl] = np.where(usable, lo, np.nan)
-                high[i, sl] = np.where(usable, hi, np.nan)
-                se[i, sl] = np.where(usable, s, np.nan)
-                nan_share[i, sl] = np.where(usable, share, 0.0)
+        for key in range(len(keys)):
+            members = np.flatnonzero(set_of == key)
+            n = int(bounds[members[0] + 1] - bounds[members[0]])
+            if n == 0:
+                continue
+            # counts of one pair set, kept when small enough (the same draws as
+            # scipy.stats.bootstrap's from that seed), else drawn again for each chunk
+            WT = None
+            if n * n_boot <= _BOOT_ELEMENTS:
+                WT = bs.counts(n, n_boot, np.random.default_rng(seeds[key])).T.copy()
+            per_chunk = max(1, _BOOT_ELEMENTS // (M * max(n_boot, n)))
+            for start in range(0, len(members), per_chunk):
+                groups = members[start:start + per_chunk]
+                rows = np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in groups])
+                X = S[rows].reshape(len(groups), n, M).transpose(2, 0, 1).reshape(M * len(groups), n)
+                if WT is not None:
+                    Tb = (X @ WT).reshape(M, len(groups), n_boot)
+                else:
+                    Tb = np.empty((M, len(groups), n_boot))
+                    for b0, w in bs.iter_counts(n, n_boot, np.random.default_rng(seeds[key]),
+                                                dtype=np.float64):
+                        Tb[:, :, b0:b0 + len(w)] = (X @ w.T).reshape(M, len(groups), len(w))
+                reps = self.evaluate(Tb)
+                for i, m in enumerate(self.metrics):
+                    vals = reps[m.name][0]  # (groups, n_boot)
+                    share = 1.0 - bs.finite_share(vals)
+                    lo, hi, s = bs.interval(vals, ci)
+                    usable = np.isfinite(estimate[i, groups]) & (share < 1.0)
+                    low[i, groups] = np.where(usable, lo, np.nan)
+                    high[i, groups] = np.where(usable, hi, np.nan)
+                    se[i, groups] = np.where(usable, s, np.nan)
+                    nan_share[i, groups] = np.where(usable, share, 0.0)
         return low, high, se, nan_share
 
 

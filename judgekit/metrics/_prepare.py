@@ -62,22 +62,43 @@ class Options:
 
 @dataclass
 class Prepared:
-    """Judgments reduced to dense per-(group, pair) arrays."""
+    """Judgments reduced to dense arrays, one row per cell: a pair judged by one judge within one
+    group (when ``by`` holds the judge column, simply a (group, pair)).
+
+    The bootstrap resamples pairs within each group: ``cluster`` numbers the (group, pair) of
+    every cell when several judges share a group (their verdicts on a pair move together), and is
+    None when every cell is its own (group, pair).
+    """
 
     by: list[str]
     keys: pd.DataFrame  # one row per group, the ``by`` columns
-    group: np.ndarray  # (n_gp,) group code of each gp, sorted ascending
-    pair_id: np.ndarray  # (n_gp,) pair id of each gp
-    V: np.ndarray  # (n_gp, 2, S, R) int8 verdict codes, ABSENT where no judgment
-    label: np.ndarray  # (n_gp,) int8: A, B or ABSENT (tie / unlabelled / no pairs)
-    longer: np.ndarray  # (n_gp,) bool: the human-preferred response is the longer one
+    group: np.ndarray  # (cells,) group code of each cell, sorted ascending
+    pair_id: np.ndarray  # (cells,) pair id of each cell
+    V: np.ndarray  # (cells, 2, S, R) int8 verdict codes, ABSENT where no judgment
+    label: np.ndarray  # (cells,) int8: A, B or ABSENT (tie / unlabelled / no pairs)
+    longer: np.ndarray  # (cells,) bool: the human-preferred response is the longer one
     has_ties: np.ndarray  # (n_groups,) bool: the group's judge ever answered "tie"
     has_labels: bool
-    split: np.ndarray | None = None  # (n_gp,) split code, or None
+    split: np.ndarray | None = None  # (cells,) split code, or None
+    cluster: np.ndarray | None = None  # (cells,) (group, pair) code, ascending; None: the cell
 
     @property
     def n_groups(self) -> int:
         return len(self.keys)
+
+    def clusters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(first cell of each cluster, its group, its pair id), clusters in ascending order."""
+        if self.cluster is None:
+            first = np.arange(len(self.group))
+        else:
+            first = np.unique(self.cluster, return_index=True)[1]
+        return first, self.group[first], self.pair_id[first]
+
+    def pairs_per_group(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """Distinct pairs per group (of the clusters whose first cell is in ``mask``)."""
+        first, group, _ = self.clusters()
+        keep = np.ones(len(first), dtype=bool) if mask is None else mask[first]
+        return np.bincount(group[keep], minlength=self.n_groups).astype(np.int64)
 
 
 def as_list(by: str | Sequence[str] | None) -> list[str]:
@@ -124,35 +145,51 @@ def prepare(
     p = validate_pairs(pairs) if pairs is not None else None
 
     pair_pos = None
-    if p is not None:
-        pair_pos = pd.Index(p["pair_id"]).get_indexer(j["pair_id"])
     for col in by:
         if col in j.columns:
             continue
         if p is not None and col in p.columns:
+            if pair_pos is None:
+                pair_pos = pd.Index(p["pair_id"]).get_indexer(j["pair_id"])
             j[col] = p[col].to_numpy()[pair_pos]
             continue
         where = "judgments or pairs" if p is not None else "judgments (no pairs table was given)"
         raise ValueError(f"by: column {col!r} is not in {where}")
 
     # groups
-    if by:
-        grouped = j.groupby(by, sort=True, dropna=False, observed=True)
-        g = grouped.ngroup().to_numpy(np.int64)
-        keys = grouped.size().index.to_frame(index=False)[by]
-    else:
-        g = np.zeros(len(j), dtype=np.int64)
-        keys = pd.DataFrame(index=range(1))
+    g, keys = _group_codes(j, by)
     n_groups = len(keys)
 
-    # (group, pair) cells, sorted by group
+    # cells: (group, judge, pair), sorted by group, judge, then pair in order of first
+    # appearance. The judge is part of the cell unless ``by`` holds it: several judges pooled in
+    # a group must not overwrite each other's verdicts.
     pcode, puniq = pd.factorize(j["pair_id"])
-    cell = g * np.int64(len(puniq)) + pcode
-    cells, gp = np.unique(cell, return_inverse=True)
-    cell_group = cells // len(puniq)
-    cell_pair = np.asarray(puniq)[cells % len(puniq)]
+    n_p = len(puniq)
+    if "judge" in by:
+        jcode, n_j = np.zeros(len(j), dtype=np.int64), 1
+    else:
+        jcode, juniq = pd.factorize(j["judge"], sort=True)
+        n_j = len(juniq)
+    cell = (g * np.int64(n_j) + jcode) * np.int64(n_p) + pcode
+    del g, jcode, pcode
+    if n_groups * n_j * n_p <= 1 << 26:  # dense: a bitmap of the cells that occur
+        seen = np.zeros(n_groups * n_j * n_p, dtype=bool)
+        seen[cell] = True
+        cells = np.flatnonzero(seen)
+        rank = np.cumsum(seen, dtype=np.int64) - 1
+        gp = rank[cell]
+        del seen, rank
+    else:
+        cells, gp = np.unique(cell, return_inverse=True)
+    del cell
+    cell_group = cells // (n_j * n_p)
+    cell_pcode = cells % n_p
+    cell_pair = np.asarray(puniq)[cell_pcode]
+    cluster = None
+    if n_j > 1:  # clusters (group, pair), ascending in the same order as the cells' pairs
+        cluster = np.unique(cell_group * np.int64(n_p) + cell_pcode, return_inverse=True)[1]
 
-    order = (j["order"].to_numpy(object) == "ba").astype(np.int64)
+    order = (j["order"] == "ba").to_numpy(dtype=bool).astype(np.int8)
     swap_codes, swap_uniq = pd.factorize(j["id_swap"], sort=True)
     rep_codes, rep_uniq = pd.factorize(j["repeat"], sort=True)
     n_s, n_r = len(swap_uniq), len(rep_uniq)
@@ -162,12 +199,12 @@ def prepare(
             f"judgments: {len(cells)} (group, pair) cells x {n_r} distinct repeat values is too "
             "large to analyse at once; renumber 'repeat' to 0..K-1 or analyse fewer groups"
         )
-    verdict = j["verdict"].astype(object).map(VERDICT_CODE).fillna(INVALID).to_numpy(np.int8)
     V = np.full((len(cells), 2, n_s, n_r), ABSENT, dtype=np.int8)
-    V[gp, order, swap_codes, rep_codes] = verdict
+    V[gp, order, swap_codes, rep_codes] = _verdict_codes(j["verdict"])
+    del gp, order, swap_codes, rep_codes
 
     tie_seen = np.zeros(n_groups, dtype=bool)
-    np.logical_or.at(tie_seen, g, verdict == TIE)
+    np.logical_or.at(tie_seen, cell_group, (V == TIE).any(axis=(1, 2, 3)))
 
     label = np.full(len(cells), ABSENT, dtype=np.int8)
     longer = np.zeros(len(cells), dtype=bool)
@@ -188,7 +225,28 @@ def prepare(
     return Prepared(
         by=by, keys=keys.reset_index(drop=True), group=cell_group, pair_id=cell_pair, V=V,
         label=label, longer=longer, has_ties=tie_seen, has_labels=has_labels, split=split,
+        cluster=cluster,
     )
+
+
+def _group_codes(j: pd.DataFrame, by: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Group code of every row (groups sorted by their keys, missing keys a group of their
+    own) and the keys of each group."""
+    if not by:
+        return np.zeros(len(j), dtype=np.int64), pd.DataFrame(index=range(1))
+    if len(by) == 1:
+        codes, uniques = pd.factorize(j[by[0]], sort=True, use_na_sentinel=False)
+        return codes.astype(np.int64, copy=False), pd.DataFrame({by[0]: uniques})
+    grouped = j.groupby(by, sort=True, dropna=False, observed=True)
+    codes = grouped.ngroup().to_numpy(np.int64)
+    return codes, grouped.size().index.to_frame(index=False)[by]
+
+
+def _verdict_codes(verdict: pd.Series) -> np.ndarray:
+    """A, B or TIE per verdict, INVALID where missing (without a Python object per row)."""
+    codes, uniques = pd.factorize(verdict)
+    lut = np.array([VERDICT_CODE.get(u, INVALID) for u in uniques] + [INVALID], dtype=np.int8)
+    return lut[codes]  # code -1 (missing) picks the trailing INVALID
 
 
 def _split_codes(splits: Any, cell_pair: np.ndarray, pairs: pd.DataFrame | None, seed: int) -> np.ndarray:

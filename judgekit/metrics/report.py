@@ -109,12 +109,10 @@ def report_card(
     prep = prepare(judgments, pairs, by, options, splits=splits, seed=seed)
     long, comp = _engine.compute(prep, options, metrics, n_boot=n_boot, ci=ci, seed=seed,
                                  warn_design=False,
-                                 extra=(st.PAIR, st.JUDGMENTS, st.M["cr"], st.M["rc"]))
+                                 extra=(st.JUDGMENTS, st.M["cr"], st.M["rc"]))
     card = prep.keys.copy()
-    card["n_pairs"] = comp.total(st.PAIR).astype(np.int64)
-    card["n_labelled"] = np.bincount(
-        prep.group, weights=(prep.label != ABSENT).astype(float), minlength=prep.n_groups
-    ).astype(np.int64)
+    card["n_pairs"] = prep.pairs_per_group()
+    card["n_labelled"] = prep.pairs_per_group(prep.label != ABSENT)
     card["n_judgments"] = comp.total(st.JUDGMENTS).astype(np.int64)
     # position bias is de-noised when both orders' flip rates are estimable
     card["denoised"] = (comp.total(st.M["cr"]) > 0) & (comp.total(st.M["rc"]) > 0)
