@@ -155,23 +155,27 @@ class Computation:
             n = int(bounds[members[0] + 1] - bounds[members[0]])
             if n == 0:
                 continue
-            # counts of one pair set, kept when small enough (the same draws as
-            # scipy.stats.bootstrap's from that seed), else drawn again for each chunk
+            # counts of one pair set: kept when small enough (the same draws as
+            # scipy.stats.bootstrap's from that seed) and multiplied into many groups at once;
+            # else drawn again, chunk by chunk, for each chunk of groups
             WT = None
             if n * n_boot <= _BOOT_ELEMENTS:
                 WT = bs.counts(n, n_boot, np.random.default_rng(seeds[key])).T.copy()
-            per_chunk = max(1, _BOOT_ELEMENTS // (M * max(n_boot, n)))
+                per_chunk = max(1, _BOOT_ELEMENTS // (M * max(n_boot, n)))
+            else:
+                per_chunk = max(1, _BOOT_ELEMENTS // (M * n_boot))
             for start in range(0, len(members), per_chunk):
                 groups = members[start:start + per_chunk]
-                rows = np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in groups])
-                X = S[rows].reshape(len(groups), n, M).transpose(2, 0, 1).reshape(M * len(groups), n)
                 if WT is not None:
-                    Tb = (X @ WT).reshape(M, len(groups), n_boot)
+                    rows = np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in groups])
+                    X = S[rows].reshape(len(groups), n, M).transpose(2, 0, 1)
+                    Tb = (X.reshape(M * len(groups), n) @ WT).reshape(M, len(groups), n_boot)
                 else:
                     Tb = np.empty((M, len(groups), n_boot))
                     for b0, w in bs.iter_counts(n, n_boot, np.random.default_rng(seeds[key]),
                                                 dtype=np.float64):
-                        Tb[:, :, b0:b0 + len(w)] = (X @ w.T).reshape(M, len(groups), len(w))
+                        for j, g in enumerate(groups):
+                            Tb[:, j, b0:b0 + len(w)] = (w @ S[bounds[g]:bounds[g + 1]]).T
                 reps = self.evaluate(Tb)
                 for i, m in enumerate(self.metrics):
                     vals = reps[m.name][0]  # (groups, n_boot)

@@ -264,15 +264,19 @@ def length_bias(
     Wei et al. use because it is free of position bias (their Finding 2). Positive LB: the judge
     favours longer responses more than the humans did.
 
-    ``lb_method="indicator"`` follows Wei et al.: the indicator's flip rate q_s per stratum comes
-    from the K repeats of the indicator itself (k_s = repeats where both orders picked y_c) and
-    p[X=1 | s] = (p[Z=1 | s] - q_s) / (1 - 2 q_s). The indicator does not flip symmetrically,
-    though: with per-order flip rates q, P(Z=1 | X=1) = (1-q)^2 and P(Z=1 | X=0) is q(1-q) or q^2,
-    so this de-noising leaves a residual bias that grows with q (measured in docs/metrics.md).
-    ``lb_method="joint"`` removes it: per stratum it solves
+    The default ``lb_method="joint"`` de-noises each order first: per stratum it solves
     E[Z_cr Z_rc] = (1-2q_cr)(1-2q_rc) P11 + (1-q_cr) q_rc p_cr + q_cr (1-q_rc) p_rc
     + q_cr q_rc (1 - p_cr - p_rc) for P11 = P(X_cr=1, X_rc=1), with p_cr, p_rc the stratum's
-    de-noised per-order accuracies; exact when the two orders flip independently.
+    de-noised per-order accuracies; exact when the two orders flip independently (Wei et al.'s
+    model). ``lb_method="indicator"`` follows Wei et al.: the indicator's flip rate q_s per
+    stratum comes from the K repeats of the indicator itself and
+    p[X=1 | s] = (p[Z=1 | s] - q_s) / (1 - 2 q_s). The indicator does not flip symmetrically,
+    though (P(Z=1 | X=1) = (1-q)^2, P(Z=1 | X=0) is q(1-q) or q^2), so this leaves a bias that
+    grows with q: on simulated judges with N = 20,000 pairs it is between -13% and +13% of LB
+    for q <= 0.2 and about -65% at q = 0.3, where its 95% interval covers the truth in none of
+    200 replications; the joint method stays within 0.5% (coverage 0.97). The study is
+    ``benchmarks/bench_length_bias.py``; ``q_longer`` / ``q_shorter`` are the indicator's flip
+    rates.
     ``n`` is the number of labelled pairs, judged in both orders, in the smaller stratum.
 
     References

@@ -80,11 +80,18 @@ def report_card(
     Metrics that need labels (accuracies, q_cr/q_rc, position and length bias) are NaN when
     ``pairs`` is not given or has no "a"/"b" labels; metrics that need repeats (q, SCR, RS) are NaN
     when no request was repeated, and position and length bias are then reported without
-    de-noising (``denoised`` False). These NaN raise no warning; de-noising that breaks down
-    (1 - 2q <= 0.05) does (:class:`MetricWarning`). Definitions are in the tidy functions:
+    de-noising (``denoised`` False). These NaN, which the tables cannot avoid by design, raise no
+    warning. Every other NaN does (:class:`MetricWarning`, one per reason, naming the groups and
+    the metrics): no valid verdict where one is needed (a judge whose every call failed has no
+    accuracy and no bias, not a bias of 0), and de-noising that breaks down (1 - 2q <= 0.05).
+    Intervals resampled from fewer than 5 pairs warn too (one pair gives an interval of width 0).
+
+    Groups without the judge column (``by=[]``, ``by="dataset"``) pool judges: each judge's
+    verdicts on a pair count, and the bootstrap resamples pairs with all their judges;
+    ``n_pairs`` counts distinct pairs. Definitions are in the tidy functions:
     :func:`accuracy`, :func:`flip_noise`, :func:`position_bias`, :func:`length_bias`,
     :func:`position_consistency`, :func:`preference_fairness`, :func:`repetition_stability`,
-    :func:`invalid_rate`.
+    :func:`invalid_rate`, and in ``docs/spec.md``.
 
     References
     ----------
