@@ -1,111 +1,29 @@
 """Every reliability metric, defined once.
 
-A :class:`Metric` carries all there is to know about one number: the per-pair statistics it reads
+A :class:`~judgekit.metrics._metric.Metric` carries all there is to know about one number: the per-pair statistics it reads
 (:mod:`judgekit.metrics._statistics`), its estimator over their sums, why it can be NaN, whether
 a row was de-noised, what ``n_invalid`` counts, which tidy functions return it and whether the
 report card shows it by default. The engine (:mod:`judgekit.metrics._engine`) needs nothing
 else: adding a metric is adding one definition to :data:`METRICS` (and its test). See
 ``docs/metrics.md`` ("Adding a metric").
 
-Estimators work on :class:`Sums`, the column sums of the statistics over a group's pairs, with
+Estimators work on :class:`~judgekit.metrics._metric.Sums`, the column sums of the statistics over a group's pairs, with
 any leading shape: one value per group for the estimate, per (group, split) for splits and per
-(group, resample) for the bootstrap. They return an :class:`Est`.
+(group, resample) for the bootstrap. They return an :class:`~judgekit.metrics._metric.Est`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from collections.abc import Callable
 
 import numpy as np
 
 from judgekit.metrics import _statistics as st
 from judgekit.metrics._cells import Cells
 from judgekit.metrics._formulas import MIN_DENOM, denoise, flip_q, joint_both, ratio
+from judgekit.metrics._metric import Est, Metric, Reason, Sums
 from judgekit.metrics._prepare import Options
 from judgekit.metrics._statistics import Stat
-
-
-class Sums:
-    """Sums of per-pair statistics, the statistics on the first axis (``T[k]`` is contiguous).
-
-    ``sums[stat]`` is the array of one statistic's sums; :meth:`memo` keeps intermediate results
-    (a flip probability, a de-noised accuracy) that several metrics share within one evaluation.
-    """
-
-    def __init__(self, T: np.ndarray, index: dict[Stat, int]) -> None:
-        self.T = T
-        self.index = index
-        self._memo: dict[Hashable, Any] = {}
-
-    def __getitem__(self, stat: Stat) -> np.ndarray:
-        try:
-            return self.T[self.index[stat]]
-        except KeyError:
-            raise KeyError(f"statistic {stat.name!r} is not among the sums; the metric reading it "
-                           "must list it in its stats") from None
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.T.shape[1:]
-
-    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
-
-
-class Est(NamedTuple):
-    """A metric's value, its ``n`` (the units in its denominator) and where it is NaN because
-    de-noising broke down (1 - 2q <= :data:`~judgekit.metrics._formulas.MIN_DENOM`)."""
-
-    value: np.ndarray
-    n: np.ndarray
-    unstable: np.ndarray | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class Reason:
-    """Why a metric can be NaN: ``when`` marks the groups (or resamples) where it is.
-
-    ``design`` reasons come from what the tables hold by design (no labels given, no request
-    repeated): :func:`judgekit.report_card` leaves those NaN without a warning. Other reasons
-    (the data had no valid verdict where one was needed) always warn.
-    """
-
-    when: Callable[[Sums], np.ndarray]
-    why: str
-    stats: tuple[Stat, ...]
-    design: bool = True
-
-
-@dataclass(frozen=True, eq=False)
-class Metric:
-    """One metric: what it reads, how it is estimated, why it can be NaN, how it is reported."""
-
-    name: str
-    description: str
-    stats: tuple[Stat, ...]
-    estimate: Callable[[Sums, Options], Est]
-    reasons: tuple[Reason, ...] = ()
-    #: whether the row was de-noised (True/False); None: the metric is never de-noised (NA)
-    denoised: Callable[[Sums, Options], np.ndarray] | None = None
-    #: counts the units left out for an invalid verdict (``n_invalid``)
-    invalid: Stat = st.INVALID
-    #: tidy functions returning it (the metric named like the function first, then by definition)
-    families: tuple[str, ...] = ()
-    #: shown by :func:`judgekit.report_card` by default (columns in definition order)
-    card: bool = False
-
-    def needed(self) -> list[Stat]:
-        """Every statistic the metric reads, in a stable order."""
-        out = list(self.stats)
-        for reason in self.reasons:
-            out += reason.stats
-        out.append(self.invalid)
-        return list(dict.fromkeys(out))
-
 
 # ---------------------------------------------------------------------------------------------
 # shared pieces of estimators (memoised per evaluation)

@@ -28,8 +28,9 @@ from judgekit import _bootstrap as bs
 from judgekit.exceptions import MetricWarning
 from judgekit.metrics import _statistics as st
 from judgekit.metrics._cells import Cells
-from judgekit.metrics._definitions import UNSTABLE, Est, Metric, Reason, Sums, lookup
+from judgekit.metrics._definitions import UNSTABLE, lookup
 from judgekit.metrics._formulas import MIN_DENOM
+from judgekit.metrics._metric import Est, Metric, Reason, Sums
 from judgekit.metrics._prepare import Options, Prepared, prepare
 from judgekit.metrics._statistics import Stat
 
