@@ -550,3 +550,11 @@ def test_pooling_judges_loses_nothing():
     both = jk.report_card(pd.concat([j, k]), pairs, by=[], metrics=["acc_ab"], n_boot=0)
     each = jk.report_card(pd.concat([j, k]), pairs, metrics=["acc_ab"], n_boot=0)
     assert both.loc[0, "acc_ab"] == pytest.approx(each["acc_ab"].mean())
+
+
+def test_agreement_without_shared_valid_verdicts_warns():
+    j = pd.concat([_judgments("J"), _all_invalid(_judgments("K"))], ignore_index=True)
+    with pytest.warns(jk.MetricWarning, match="agreement is NaN for J / K, K / K: no instance has a valid"):
+        ma = jk.mutual_agreement(j, n_boot=0).set_index(["metric", "judge_1", "judge_2"])
+    assert np.isnan(ma.loc[("agreement", "J", "K"), "estimate"])
+    assert ma.loc[("agreement", "J", "J"), "estimate"] == 1.0

@@ -15,7 +15,9 @@ _PARAMS = {
         bias) and for ``by`` columns that live in pairs (``dataset``, ``task``, ...).""",
     "by": """by : str or list of str, default ["judge"]
         Grouping columns, taken from judgments or, failing that, from pairs. One output row (per
-        metric) per group; ``[]`` pools everything.""",
+        metric) per group; ``[]`` pools everything. Without the judge column, the judges in a
+        group are pooled: each one's verdicts count, and the bootstrap resamples pairs with all
+        their judges.""",
     "repeats": """repeats : {"all", "first"}, default "all"
         Which repeats enter accuracies and the (original, swapped) judgment pairs: the mean over
         all repeats of each pair (lower variance), or only the first (Wei et al.). Flip

@@ -155,10 +155,11 @@ def mutual_agreement(
         point = est(T)
         group = f" ({', '.join(f'{c}={keys.iloc[gi][c]!r}' for c in by)})" if by else ""
         if not np.isfinite(point[0]).all():
-            none = [f"{judges[i // n_j]} / {judges[i % n_j]}" for i in np.flatnonzero(~np.isfinite(point[0]))
-                    if i // n_j < i % n_j]
-            warnings.warn(f"agreement is NaN for {', '.join(none[:5])}{group}: the two judges have "
-                          "no instance with a valid verdict from both", MetricWarning, stacklevel=2)
+            none = [f"{judges[i // n_j]} / {judges[i % n_j]}"
+                    for i in np.flatnonzero(~np.isfinite(point[0])) if i // n_j <= i % n_j]
+            more = f" and {len(none) - 5} more" if len(none) > 5 else ""
+            warnings.warn(f"agreement is NaN for {', '.join(none[:5])}{more}{group}: no instance "
+                          "has a valid verdict from both judges", MetricWarning, stacklevel=2)
         if n_boot > 0:
             bs.warn_few_clusters(n_p, f"mutual_agreement{group}", stacklevel=2)
         ns = (T[k : 2 * k], T[3 * k : 4 * k])
