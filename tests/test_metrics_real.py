@@ -16,6 +16,9 @@ gpt-3.5-turbo-1106 and gemini-pro (both benchmarks) and claude-3-haiku (DevBench
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -185,6 +188,31 @@ def test_llmbar_natural_table_has_every_judge(llmbar):
     assert set(published) == set(wide.index)
     # the intervals are real intervals around the estimates
     assert ((acc["ci_low"] <= acc["estimate"]) & (acc["estimate"] <= acc["ci_high"])).all()
+
+
+PAPER = Path(__file__).resolve().parent.parent.parent / "shared" / "papers"
+
+
+@pytest.mark.skipif(not PAPER.is_dir(), reason="the papers' text copies are not beside the checkout")
+def test_table_2_is_typed_as_printed():
+    """Every row of judgekit/published/shi2024.csv equals the row of Table 2 in the paper's text,
+    number for number (RS, its ±, PC, its ±, PF, error on MTBench then DevBench)."""
+    text = next(PAPER.glob("003_*.txt")).read_text(encoding="utf-8")
+    start = text.index("Judge\tRS\tPC\tPF\tError")
+    rows = text[start:text.index("Llama-3-8B", start) + 200].splitlines()
+    raw = published("shi2024", "table2/")
+    typed = pd.read_csv(Path(jk.__file__).parent / "published" / "shi2024.csv", dtype=str,
+                        keep_default_na=False).set_index("item")["value"]
+    names = {item.split("/")[2]: note.split(";")[0].removeprefix("judge printed as ").removesuffix(" (sic)")
+             for item, note in zip(raw["item"], raw["note"])}
+    assert len(names) == 15
+    for judge, name in names.items():
+        shown = name.replace("GPT-4o", "GPT-40")  # the text copy reads the o as a zero
+        line = next(r for r in rows if r.startswith(shown + "\t"))
+        printed = re.findall(r"-?\d+\.\d+", line[len(shown):])
+        ours = [typed[f"table2/{b}/{judge}/{m}"] for b in ("mtbench", "devbench")
+                for m in ("rs", "rs_sd", "pc", "pc_sd", "pf", "error")]
+        assert printed == ours, judge
 
 
 def _repetition(jtj) -> pd.DataFrame:
