@@ -266,3 +266,15 @@ def test_unknown_pairs_and_duplicates_at_scale():
     twice = pd.concat([j, j.iloc[[10]]], ignore_index=True)
     with pytest.raises(ValueError, match=r"appears more than once in 2 rows"):
         jk.validate_judgments(twice, pairs)
+
+
+def test_run_judges_takes_pairs_with_only_the_required_columns():
+    """Issue 13: a frame of pair_id/prompt/response_a/response_b was refused by run_judges."""
+    full = jk.simulate_pairs(6, seed=3)
+    bare = full[["pair_id", "prompt", "response_a", "response_b"]]
+    with jk.SimServer(jk.SimJudge(seed=1), pairs=full) as url:
+        judge = jk.Judge("sim", "rafailov_tldr", base_url=url, seed=0)
+        judged = jk.run_judges(bare, judge, cache=False, progress=False)
+    assert len(judged) == 12 and set(judged["order"]) == {"ab", "ba"}
+    card = jk.report_card(judged, bare, n_boot=0)
+    assert card.loc[0, "n_pairs"] == 6 and card.loc[0, "n_labelled"] == 0
