@@ -69,7 +69,10 @@ def _p_second(raw: object) -> tuple[float | None, str | None]:
     if raw is None:
         return None, None
     if isinstance(raw, str):
-        raw = ast.literal_eval(raw)  # a Python literal upstream; never eval
+        try:
+            raw = ast.literal_eval(raw)  # a Python literal upstream; never eval
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None, raw  # an annotator without logprobs stores the completion text
     text = raw.get("text") if isinstance(raw, dict) else None
     try:
         tops = raw["logprobs"]["content"][0]["top_logprobs"]
