@@ -248,12 +248,20 @@ def read_judgments(
     """
     columns = dict(columns or {})
     frame, name = _load(path, columns)
+    pair_frame, pair_name = _load(pairs, columns) if pairs is not None else (None, "")
+    seen = set(frame.columns) | (set(pair_frame.columns) if pair_frame is not None else set())
+    absent = [c for c in columns if c not in seen]
+    if absent:
+        files = name + (f" and {pair_name}" if pair_frame is not None else "")
+        raise ValueError(f"{files}: columns={{...}} names {', '.join(map(repr, absent))}, which "
+                         f"{'is' if len(absent) == 1 else 'are'} not in the file; it has "
+                         f"{sorted(seen, key=str)}")
     default_judge = judge or (Path(str(path)).name.split(".")[0] if not isinstance(path, pd.DataFrame)
                               else None)
-    found_pairs, judgments = split_tables(frame, judge=default_judge, name=name)
-    if pairs is not None:
-        pair_frame, pair_name = _load(pairs, columns)
-        found_pairs = validate_pairs(pair_frame, name=pair_name)
+    found_pairs, judgments = split_tables(frame.rename(columns=columns), judge=default_judge,
+                                          name=name)
+    if pair_frame is not None:
+        found_pairs = validate_pairs(pair_frame.rename(columns=columns), name=pair_name)
     elif found_pairs is not None:
         found_pairs = validate_pairs(found_pairs, name=f"pairs in {name}")
     judgments = validate_judgments(judgments, found_pairs, name=name)
@@ -271,9 +279,4 @@ def _load(source: str | Path | pd.DataFrame, columns: dict[str, str]) -> tuple[p
         inverse = {v: k for k, v in columns.items()}
         dtype = {inverse.get(c, c): str for c in _TEXT_COLUMNS}
         frame, name = _read_file(path, dtype), str(path)
-    absent = [c for c in columns if c not in frame.columns]
-    if absent:
-        raise ValueError(f"{name}: columns={{...}} names {', '.join(map(repr, absent))}, which "
-                         f"{'is' if len(absent) == 1 else 'are'} not in the file; it has "
-                         f"{list(frame.columns)}")
-    return frame.rename(columns=columns), name
+    return frame, name
