@@ -37,6 +37,7 @@ THRESHOLDS: dict[str, float] = {
     "accuracy": 0.75,              # agreement with the human label (Acc_random) at least this
     "lc_shift": 5.0,               # |LC - raw| win rate above this (points): length matters
     "ece": 0.10,                   # expected calibration error above this: poorly calibrated
+    "logit_shift": 0.10,           # |median logit P(first)| above this (and its CI off 0): a lean
 }
 
 
@@ -129,7 +130,7 @@ class Audit:
         >>> import judgekit as jk
         >>> pairs, judgments, _ = jk.simulate_judgments(200, repeats=2, seed=0)
         >>> jk.audit(judgments, pairs, n_boot=0).summary()
-        '1 judge, 200 pairs, 800 judgments: 7 of 7 sections measured; 0 problems, 1 warning'
+        '1 judge, 200 pairs, 800 judgments: 6 of 7 sections measured; 0 problems, 2 warnings'
         """
         n_ok = sum(s.ok for s in self.sections.values())
         bad = sum(f.level == "bad" for f in self.findings)
@@ -492,7 +493,7 @@ def _calibration_section(j, p, s, boot, findings, many):
     for judge, d in summary.groupby("judge"):
         d = d.set_index("metric")
         shift = d.loc["logit_shift"]
-        if _excludes_zero(shift):
+        if _excludes_zero(shift) and abs(shift["estimate"]) > THRESHOLDS["logit_shift"]:
             side = "first" if shift["estimate"] > 0 else "second"
             findings.append(Finding("warn", "calibration",
                                     f"{_who(judge, many)}leans to the {side}-shown response in its "
