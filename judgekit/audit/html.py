@@ -45,6 +45,7 @@ _CSS = """
 .jk-audit th, .jk-audit td { border: 1px solid #ddd; padding: 0.2em 0.5em; text-align: right; }
 .jk-audit th { background: #f6f6f6; }
 .jk-audit td:first-child, .jk-audit th:first-child { text-align: left; }
+.jk-audit .jk-scroll { max-width: 100%; overflow-x: auto; }
 .jk-audit details > summary { cursor: pointer; color: #0072B2; margin: 0.3em 0; }
 .jk-audit nav a { margin-right: 1em; }
 """
@@ -110,9 +111,19 @@ def _card_view(card: pd.DataFrame) -> pd.DataFrame:
     return view.reset_index()
 
 
+#: Columns shown in the page for wide tables (the CSV has them all).
+_SHOWN: dict[tuple[str, str], list[str]] = {
+    ("win_rates", "lc_win_rates"): ["judge", "model", "baseline", "n", "avg_length", "win_rate",
+                                    "lc_win_rate", "lc_ci_low", "lc_ci_high", "ln_win_rate",
+                                    "lb_win_rate", "converged"],
+}
+
+
 def _table_html(table: pd.DataFrame) -> str:
-    return _display(table).to_html(index=False, escape=True, border=0, na_rep="",
-                                   classes="jk-table")
+    inner = _display(table).to_html(index=False, escape=True, border=0, na_rep="",
+                                    classes="jk-table")
+    return f'<div class="jk-scroll">{inner}</div>'
+
 
 
 def _image(audit: Audit, section: str, name: str, images: str) -> str:
@@ -148,6 +159,8 @@ def _section_html(audit: Audit, s: Section, images: str) -> str:
         out.append(f'<figure><img {_image(audit, s.key, name, images)} alt="{_e(title)}"></figure>')
     for name, table in s.tables.items():
         shown = _card_view(table) if (s.key, name) == ("report_card", "report_card") else table
+        if (s.key, name) in _SHOWN:
+            shown = shown[[c for c in _SHOWN[(s.key, name)] if c in shown.columns]]
         more = (f", first {MAX_ROWS} shown" if len(shown) > MAX_ROWS else "")
         link = (f' &middot; <a href="{_e(table_file(s.key, name))}">CSV</a>' if images == "files" else "")
         opened = " open" if s.key in ("data", "report_card") or len(shown) <= 12 else ""
