@@ -37,7 +37,7 @@ THRESHOLDS: dict[str, float] = {
     "accuracy": 0.75,              # agreement with the human label (Acc_random) at least this
     "lc_shift": 5.0,               # |LC - raw| win rate above this (points): length matters
     "ece": 0.10,                   # expected calibration error above this: poorly calibrated
-    "logit_shift": 0.10,           # |median logit P(first)| above this (and its CI off 0): a lean
+    "p_first": 0.02,               # |mean P(first shown wins) - 0.5| at least this, CI off 0.5: a lean
 }
 
 
@@ -477,7 +477,14 @@ def _calibration_section(j, p, s, boot, findings, many):
     if with_p.empty:
         raise _Unsupported("no judgment has a probability (p_a is missing everywhere: the judge's "
                            "verdict-token logprobs were not recorded)")
-    summary = _quiet(s, lambda: jk.first_position_summary(with_p, **boot))
+    cluster = None
+    if p is not None and "instruction_id" in p.columns and p["instruction_id"].notna().all():
+        # every model shares an instruction's shown order (as in AlpacaEval): resample instructions
+        ids = p.set_index("pair_id")["instruction_id"]
+        with_p = with_p.assign(instruction_id=with_p["pair_id"].map(ids).to_numpy())
+        cluster = "instruction_id"
+        s.notes.append("Intervals resample instructions (all pairs of an instruction together).")
+    summary = _quiet(s, lambda: jk.first_position_summary(with_p, cluster=cluster, **boot))
     reliability = _quiet(s, lambda: jk.first_position_reliability(with_p))
     s.tables["first_position_summary"] = summary
     s.tables["reliability"] = reliability
@@ -492,13 +499,16 @@ def _calibration_section(j, p, s, boot, findings, many):
                        "are left out here.")
     for judge, d in summary.groupby("judge"):
         d = d.set_index("metric")
-        shift = d.loc["logit_shift"]
-        if _excludes_zero(shift) and abs(shift["estimate"]) > THRESHOLDS["logit_shift"]:
-            side = "first" if shift["estimate"] > 0 else "second"
+        mean = d.loc["mean_p_first"]
+        lean = mean["estimate"] - 0.5
+        off_half = pd.notna(mean["ci_low"]) and (mean["ci_low"] > 0.5 or mean["ci_high"] < 0.5)
+        if off_half and abs(lean) >= THRESHOLDS["p_first"]:
+            side = "first" if lean > 0 else "second"
             findings.append(Finding("warn", "calibration",
                                     f"{_who(judge, many)}leans to the {side}-shown response in its "
-                                    f"probabilities: median logit shift {shift['estimate']:+.2f}"
-                                    f"{_ci(shift)}"))
+                                    f"probabilities: on average it gives the first-shown response "
+                                    f"P = {mean['estimate']:.2f} of winning{_ci(mean)}, where 0.5 "
+                                    "means no preference when the order is random"))
         ece = d.loc["ece", "estimate"]
         if pd.notna(ece):
             level = "warn" if ece > THRESHOLDS["ece"] else "good"
