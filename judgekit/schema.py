@@ -369,7 +369,8 @@ def _combine(parts: Sequence[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
             key, uniq = pd.factorize(key)
             key = np.asarray(key, dtype=np.int64)
             size = max(len(uniq), 1)
-        key = key * k + codes
+        key *= k
+        key += codes
         size *= k
     return key, size
 
