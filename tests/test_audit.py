@@ -190,3 +190,14 @@ def test_several_judges_are_named_in_the_findings():
     assert any(f.text.startswith("first-lover favours the first position") for f in report.findings)
     assert report.summary().startswith("2 judges, 300 pairs, 2,400 judgments")
     assert np.isfinite(report.card["position_bias"]).all()
+
+
+def test_a_file_with_reader_options():
+    single = FORMATS / "mtbench" / "data" / "mt_bench" / "model_judgment" / "gpt-4_single.jsonl"
+    with pytest.raises(ValueError, match="pass single_as_pairs=True"):
+        jk.audit(single, n_boot=0)
+    report = jk.audit(single, n_boot=0, single_as_pairs=True)
+    assert report.source == str(single) and len(report.judgments) == 4
+    assert "one order only (ab: 4)" in report.sections["consistency"].reason
+    with pytest.raises(TypeError, match=r"reader options \['columns'\] apply to a file"):
+        jk.audit(report.judgments, columns={"x": "y"})

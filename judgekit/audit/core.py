@@ -147,7 +147,15 @@ class Audit:
 
     # ------------------------------------------------------------------------------ output
     def png(self, section: str, name: str) -> bytes:
-        """A chart as PNG bytes (rendered once, offline, by vl-convert)."""
+        """A chart as PNG bytes (rendered once, offline, by vl-convert).
+
+        Examples
+        --------
+        >>> import judgekit as jk
+        >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+        >>> jk.audit(judgments, pairs, n_boot=0).png("consistency", "position_consistency")[:4]
+        b'\\x89PNG'
+        """
         key = (section, name)
         if key not in self._png:
             from judgekit.viz import to_png
@@ -165,6 +173,18 @@ class Audit:
         images : {"inline", "files"}
             Charts embedded as data URIs, or linked as ``charts/<section>-<name>.png`` (as
             :meth:`save` writes them).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import judgekit as jk
+        >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+        >>> page = jk.audit(judgments, pairs, n_boot=0).to_html()
+        >>> page.startswith("<!DOCTYPE html>"), "<script" in page
+        (True, False)
         """
         from judgekit.audit.html import render
 
@@ -536,14 +556,17 @@ def _quiet(s: Section, fn: Callable[[], Any]) -> Any:
 
 # ------------------------------------------------------------------------------------- entry
 
-def _prepare(judgments: Any, pairs: Any, judge: str | None) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
+def _prepare(judgments: Any, pairs: Any, judge: str | None, fmt: str, read_options: dict
+             ) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
     from judgekit.data.read_auto import read_any
     from judgekit.data.read_table import split_tables
 
     source = "tables in memory"
+    if read_options and not isinstance(judgments, (str, Path)):
+        raise TypeError(f"reader options {sorted(read_options)} apply to a file, not to a table")
     if isinstance(judgments, (str, Path)):
         source = str(judgments)
-        found_pairs, judgments = read_any(judgments)
+        found_pairs, judgments = read_any(judgments, fmt, **read_options)
         if pairs is None:
             pairs = found_pairs
     if not isinstance(judgments, pd.DataFrame):
@@ -579,6 +602,8 @@ def audit(
     seed: int = 0,
     progress: bool = False,
     source: str | None = None,
+    format: str = "auto",
+    **read_options: Any,
 ) -> Audit:
     """Audit a judge: every analysis its judgments support, in one call.
 
@@ -607,6 +632,11 @@ def audit(
         Show a progress bar over the sections.
     source : str, optional
         What to call the data in the report (default: the file, or "tables in memory").
+    format : str, default "auto"
+        For a file: its format (:func:`judgekit.read_any`).
+    **read_options
+        For a file: passed to its reader (e.g. ``single_as_pairs=True`` for MT-Bench grades,
+        ``columns={...}`` for a table).
 
     Returns
     -------
@@ -637,7 +667,7 @@ def audit(
     >>> print(report.sections["stability"].reason)
     no request was repeated (every pair and order has one judgment); repetition stability needs the identical request asked at least twice
     """
-    judgments, pairs, where = _prepare(judgments, pairs, judge)
+    judgments, pairs, where = _prepare(judgments, pairs, judge, format, read_options)
     source = source or where
     many = judgments["judge"].nunique() > 1
     sections = {key: Section(key, title) for key, title in SECTIONS}
