@@ -573,11 +573,9 @@ def _prepare(judgments: Any, pairs: Any, judge: str | None, fmt: str, read_optio
         raise TypeError(f"judgments must be a DataFrame or a file path, got {type(judgments).__name__}")
     if isinstance(pairs, (str, Path)):
         pairs = _read_pairs(pairs)
-    has_texts = {"prompt", "response_a", "response_b"} <= set(judgments.columns)
-    if has_texts or "judge" not in judgments.columns:
-        found_pairs, judgments = split_tables(judgments, judge=judge, name="judgments")
-        if pairs is None:
-            pairs = found_pairs
+    found_pairs, judgments = split_tables(judgments, judge=judge, name="judgments")
+    if pairs is None:
+        pairs = found_pairs
     if pairs is not None:
         pairs = validate_pairs(pairs)
     judgments = validate_judgments(judgments, pairs)

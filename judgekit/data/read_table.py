@@ -256,8 +256,10 @@ def read_judgments(
         raise ValueError(f"{files}: columns={{...}} names {', '.join(map(repr, absent))}, which "
                          f"{'is' if len(absent) == 1 else 'are'} not in the file; it has "
                          f"{sorted(seen, key=str)}")
-    default_judge = judge or (Path(str(path)).name.split(".")[0] if not isinstance(path, pd.DataFrame)
-                              else None)
+    default_judge = judge
+    if default_judge is None and not isinstance(path, pd.DataFrame):
+        name_gz = Path(str(path)).name
+        default_judge = Path(name_gz[:-3] if name_gz.lower().endswith(".gz") else name_gz).stem
     found_pairs, judgments = split_tables(frame.rename(columns=columns), judge=default_judge,
                                           name=name)
     if pair_frame is not None:
