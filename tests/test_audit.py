@@ -201,3 +201,13 @@ def test_a_file_with_reader_options():
     assert "one order only (ab: 4)" in report.sections["consistency"].reason
     with pytest.raises(TypeError, match=r"reader options \['columns'\] apply to a file"):
         jk.audit(report.judgments, columns={"x": "y"})
+
+
+def test_many_judges_keep_the_summary_short():
+    pairs = jk.simulate_pairs(60, seed=9)
+    runs = [jk.simulate_judgments(pairs, judge_name=f"judge-{k:02d}", seed=k).judgments for k in range(12)]
+    report = jk.audit(pd.concat(runs, ignore_index=True), pairs, n_boot=0)
+    good = [f for f in report.findings if f.level == "good"]
+    assert len(good) > 15
+    page = report.to_html()
+    assert f"{len(good) - 15} more: see the sections below" in page

@@ -373,9 +373,11 @@ def _stability_section(j, p, s, boot, findings, many):
     s.tables["repetition_stability"] = rs
     from judgekit import viz
 
-    s.charts["repetition_stability"] = viz.accuracy_bars(rs, "repetition_stability_star",
-                                                         domain=(-0.1, 1.0), reference=0.0,
-                                                         reference_label="chance")
+    star_rows = rs[rs["metric"] == "repetition_stability_star"]
+    low = float(np.nanmin(star_rows[["estimate", "ci_low"]].to_numpy(dtype=float), initial=0.0))
+    s.charts["repetition_stability"] = viz.accuracy_bars(
+        rs, "repetition_stability_star", domain=(min(-0.1, low), 1.0), reference=0.0,
+        reference_label="chance")
     star = rs[rs["metric"] == "repetition_stability_star"].set_index("judge")
     raw = rs[rs["metric"] == "repetition_stability"].set_index("judge")
     for judge, row in star.iterrows():

@@ -18,6 +18,8 @@ __all__ = ["chart_file", "render", "table_file"]
 
 #: Rows of a table shown in the page (the CSV holds them all).
 MAX_ROWS = 30
+#: Findings listed per column of the summary (many judges make many findings).
+MAX_FINDINGS = 15
 
 _CSS = """
 .jk-audit { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d1d1f;
@@ -178,9 +180,11 @@ def _summary_html(audit: Audit) -> str:
     def items(findings) -> str:
         if not findings:
             return '<li class="off">nothing to report</li>'
-        return "\n".join(f'<li class="{_e(f.level)}">{_e(f.text)} '
-                         f'<span class="jk-tag">({_e(section_title.get(f.section, f.section))})</span></li>'
-                         for f in findings)
+        shown = "\n".join(f'<li class="{_e(f.level)}">{_e(f.text)} '
+                           f'<span class="jk-tag">({_e(section_title.get(f.section, f.section))})</span></li>'
+                           for f in findings[:MAX_FINDINGS])
+        more = len(findings) - MAX_FINDINGS
+        return shown + (f'\n<li class="off">{more} more: see the sections below</li>' if more > 0 else "")
 
     missing = [s for s in audit.sections.values() if not s.ok]
     off = "\n".join(f'<li class="off"><b>{_e(s.title)}</b>: {_e(s.reason)}</li>' for s in missing)

@@ -40,7 +40,8 @@ def _in_results_layout(f: Path) -> bool:
     return len(f.parents) > 3 and f.parents[2].name == "results"
 
 
-def _only(values: list, what: str, source: Path) -> str | None:
+def _only(values: list) -> str | None:
+    """The one distinct value of a field across annotations (None when absent or several)."""
     distinct = {str(v) for v in values if v is not None and v == v}
     if len(distinct) > 1:
         return None
@@ -52,7 +53,7 @@ def _model_of(f: Path, rows: list[dict], model: str | None) -> str:
         return model
     if _in_results_layout(f):
         return f.parents[1].name  # the results folder name, as on the leaderboard
-    generator = _only([r.get("generator_2") for r in rows], "generator_2", f)
+    generator = _only([r.get("generator_2") for r in rows])
     if generator is not None:
         return generator
     raise ValueError(f"{f}: cannot tell which model was compared (no single 'generator_2' in the "
@@ -62,7 +63,7 @@ def _model_of(f: Path, rows: list[dict], model: str | None) -> str:
 def _annotator_of(f: Path, rows: list[dict], annotator: str | None) -> str:
     if annotator is not None:
         return annotator
-    named = _only([r.get("annotator") for r in rows], "annotator", f)
+    named = _only([r.get("annotator") for r in rows])
     if named is not None:
         return named
     if _in_results_layout(f) or f.parent.name not in ("", "."):
