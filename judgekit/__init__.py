@@ -20,6 +20,7 @@ from judgekit import viz
 from judgekit import winrate as _winrate
 from judgekit._env import smoke
 from judgekit._version import __version__
+from judgekit.audit import Audit, audit
 from judgekit.calibration import *  # noqa: F403
 from judgekit.data import *  # noqa: F403
 from judgekit.inference import *  # noqa: F403
@@ -29,7 +30,7 @@ from judgekit.perturb import *  # noqa: F403
 from judgekit.schema import *  # noqa: F403
 from judgekit.winrate import *  # noqa: F403
 
-__all__ = ["__version__", "smoke", "viz"]
+__all__ = ["Audit", "__version__", "audit", "smoke", "viz"]
 for _module in (_schema, _data, _judging, _metrics, _calibration, _winrate, _perturb, _inference):
     __all__ += list(_module.__all__)
 del _module
