@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 import altair as alt
 import pandas as pd
 
-from judgekit.viz._frames import frame, keys_of, require, safe_names
 from judgekit.viz._theme import NEGATIVE, NEUTRAL, POSITIVE, metric_label
-from judgekit.viz.accuracy import _title
+from judgekit.viz.shared import frame, keys_of, require, safe_names, title_params
 
 __all__ = ["arena_scatter", "gameability_bars", "leaderboard_slope", "winrate_matrix"]
 
@@ -117,7 +116,7 @@ def leaderboard_slope(
             align="left", dx=6, fontSize=9.5).encode(x=x, y=y, text=f"{model}:N", color=enc_color))
     return alt.layer(*layers, data=df).properties(
         width=width, height=height,
-        title=_title(title, subtitle, "Leaderboard before and after length control"))
+        title=title_params(title, subtitle, "Leaderboard before and after length control"))
 
 
 def arena_scatter(
@@ -194,7 +193,7 @@ def arena_scatter(
     return alt.layer(*layers, data=long).properties(width=width, height=height).facet(
         column=alt.Column("panel:N", title=None, sort=[panel[c] for c in y])
     ).resolve_scale(y="independent").properties(
-        title=_title(title, subtitle, "AlpacaEval against Chatbot Arena"))
+        title=title_params(title, subtitle, "AlpacaEval against Chatbot Arena"))
 
 
 def gameability_bars(
@@ -266,7 +265,7 @@ def gameability_bars(
     ).properties(width=width, height=height)
     return chart.facet(column=alt.Column("panel:N", title=None,
                                          sort=[panel_names[c] for c in value])).properties(
-        title=_title(title, subtitle, "Gameability: win rate by verbosity prompt"))
+        title=title_params(title, subtitle, "Gameability: win rate by verbosity prompt"))
 
 
 def winrate_matrix(
@@ -331,4 +330,4 @@ def winrate_matrix(
                                 alt.value("#111111"))))
     return alt.layer(*layers, data=df).properties(
         width=alt.Step(cell), height=alt.Step(cell),
-        title=_title(title, subtitle, "Predicted win rate against any baseline"))
+        title=title_params(title, subtitle, "Predicted win rate against any baseline"))
