@@ -57,7 +57,8 @@ def leaderboard_slope(
         Column to colour lines by, instead of the direction of the change.
     labels : bool or sequence of str
         Write model names at the right end: ``True`` for as many as fit without overlapping
-        (from the top), or the names to label.
+        (from the top), or the names to label, in priority order (those that would overlap a
+        name earlier in the list are left out).
     title, subtitle, width, height
         Chart title, subtitle and size.
 
@@ -109,8 +110,17 @@ def leaderboard_slope(
         if labels is True:
             df["_label"] = _spread(df[after], lo=0.0, hi=float(df[[before, after]].max().max()),
                                    height=height)
-        else:
-            df["_label"] = df[model].isin(list(labels))
+        else:  # the names asked for, as many as fit without overlapping (first in the list first)
+            wanted = list(labels)
+            rank = df[model].map({name: k for k, name in enumerate(wanted)})
+            keep = pd.Series(False, index=df.index)
+            top = float(df[[before, after]].max().max())
+            per_px = top / max(height, 1)
+            for idx in rank.dropna().sort_values(kind="stable").index:
+                others = df.loc[keep[keep].index, after]
+                if (abs(others - df.loc[idx, after]) >= 11.0 * per_px).all():
+                    keep[idx] = True
+            df["_label"] = keep
         layers.append(base.transform_filter(
             f"datum.measure == '{after}' && datum._label").mark_text(
             align="left", dx=6, fontSize=9.5).encode(x=x, y=y, text=f"{model}:N", color=enc_color))
