@@ -218,6 +218,19 @@ def _collect_figures(nb, stem: str, folder: Path) -> list[_Figure]:
     return figures
 
 
+_REMOTE_SCRIPT = re.compile(r'<script[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>', re.IGNORECASE)
+
+
+def _offline(page: str) -> str:
+    """The rendered notebook without the scripts nbconvert loads from a CDN.
+
+    The report is static: its figures are PNGs and its widgets were written out as text, so
+    require.js has nothing to load; formulas stay as their TeX source instead of asking MathJax
+    from the network (which an offline reader cannot reach, and a browser reports as errors).
+    """
+    return _REMOTE_SCRIPT.sub("<!-- a script from the network, left out: the report works offline -->", page)
+
+
 def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_name: str) -> None:
     import nbformat
     from nbclient import NotebookClient
@@ -261,6 +274,7 @@ def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_
     nbformat.write(nb, run.ipynb)
     exporter = HTMLExporter(template_name="lab")
     body, _ = exporter.from_notebook_node(nb)
+    body = _offline(body)
     run.html = folder / f"{stem}.html"
     run.html.write_text(body, encoding="utf-8")
 

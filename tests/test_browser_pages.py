@@ -77,3 +77,46 @@ def test_exported_html_chart_shows_hostile_names_and_runs_none(browser, tmp_path
     assert page.title() == "</title><b>t</b>"
     assert page.locator("img, svg[onload]").count() == 0
     assert not problems, problems
+
+
+def test_report_first_page_is_the_scoreboard_and_opens_cleanly(browser, tmp_path):
+    """A report from a one-notebook series: scoreboard first, links into the notebook's sections."""
+    import nbformat
+
+    from judgekit.reproduce import reproduce
+
+    series = tmp_path / "series"
+    series.mkdir()
+    nb = nbformat.v4.new_notebook(
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# 07 · Win rates"),
+        nbformat.v4.new_markdown_cell("## §4.3: truncation & the “penalty”"),
+        nbformat.v4.new_code_cell(
+            "import judgekit as jk\njk.viz.setup()\n"
+            "jk.scoreboard.compare('dubois2024', {'win_rate': 3.74, 'lc_penalty': 13.59},\n"
+            "    prefix='sec4.3/gpt4_gamed/', how='</script><b>how</b>', reason='<i>why</i>')"),
+        nbformat.v4.new_code_cell(
+            "import pandas as pd\njk.viz.accuracy_bars(pd.DataFrame({'judge': ['x'], 'acc_both': [0.7]}))"),
+    ]
+    nbformat.write(nb, series / "07_winrates.ipynb")
+    out = tmp_path / "report"
+    assert reproduce(out=out, smoke=True, notebooks=series, timeout=300) == 0
+
+    page, problems = open_page(browser, out / "index.html")
+    first_table = page.locator("table").first
+    assert "scoreboard" in (first_table.get_attribute("class") or "")
+    text = first_table.inner_text()
+    assert "Dubois, Galambosi, Liang, Hashimoto (2024)" in text and "</script><b>how</b>" in text
+    assert "<i>why</i>" in text and page.locator("table.scoreboard i, table.scoreboard b").count() == 0
+    rows = page.locator("table.scoreboard tr.row")
+    assert rows.count() == 2 and "agrees" in rows.nth(0).inner_text() and "differs" in rows.nth(1).inner_text()
+    link = rows.nth(0).locator("a").get_attribute("href")
+    page.goto((out / link.split("#")[0]).resolve().as_uri() + "#" + link.split("#")[1])
+    assert page.locator(f"[id='{link.split('#')[1]}']").count() == 1  # the section exists
+    assert not problems, problems
+
+    gallery, problems = open_page(browser, out / "figures.html")
+    assert gallery.locator("figure img").count() == 1
+    assert gallery.evaluate("() => [...document.images].every(i => i.complete && i.naturalWidth > 0)")
+    assert not problems, problems
