@@ -78,7 +78,7 @@ class Comparison:
         shown = self._shown()
         body = shown.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", escape=True)
         n = int((self.table["status"] == "recomputed").sum())
-        agree = int(self.table["agrees"].fillna(False).astype(bool).sum())
+        agree = int(self.table["agrees"].eq(True).sum())
         caption = (f"<p style='font-size:12px;color:#555'>{n} published number(s) recomputed, "
                    f"{agree} agree to the printed precision"
                    + (f"; {len(self.table) - n} quoted, not recomputed" if len(self.table) > n else "")
@@ -325,7 +325,7 @@ def render_html(board: pd.DataFrame) -> str:
     if board.empty:
         return "<p>No notebook recorded a published number.</p>"
     recomputed = board[board["status"] == "recomputed"]
-    agree = int(recomputed["agrees"].fillna(False).astype(bool).sum())
+    agree = int(recomputed["agrees"].eq(True).sum())
     parts = [
         f"<p class='meta'>{len(recomputed)} published numbers recomputed from "
         f"{recomputed['paper'].nunique()} papers; {agree} agree with the paper to its printed precision "
