@@ -21,7 +21,9 @@ import json
 import os
 import platform
 import re
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -239,8 +241,16 @@ def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_
 
     nb = nbformat.read(run.path, as_version=4)
     run.title = _title_of(nb) or run.path.stem
+    from jupyter_client.manager import KernelManager
+
+    # The kernel talks over Unix sockets in a private folder, not TCP ports: a TCP port chosen
+    # free can be taken by another process's kernel before ours binds it (the client then waits
+    # for a kernel that never hears it), and local TCP is unencrypted.
+    sockets = Path(tempfile.mkdtemp(prefix="jk-kernel-"))
+    km = KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(sockets / "k"),
+                       connection_file=str(sockets / "connection.json"))
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name=kernel_name, allow_errors=False,
+        nb, km=km, timeout=timeout, kernel_name=kernel_name, allow_errors=False,
         resources={"metadata": {"path": str(run.path.parent)}}, record_timing=False,
     )
     start = time.perf_counter()
@@ -263,6 +273,7 @@ def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_
         run.error = f"the kernel died: {err} (log: logs/{run.path.stem}.log)"
     finally:
         log.close()
+        shutil.rmtree(sockets, ignore_errors=True)
     run.seconds = time.perf_counter() - start
     run.smoke = env.get("JUDGEKIT_SMOKE", "").strip().lower() in {"1", "true", "yes"}
 
