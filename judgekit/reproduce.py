@@ -300,7 +300,9 @@ td{overflow-wrap:anywhere} .ok{color:#1a7f37;font-weight:600} .failed{color:#b42
 .differs{color:#9a6700;font-weight:600} .na{color:#777}
 .err{font-family:ui-monospace,monospace;font-size:.85em;color:#b42318;white-space:pre-wrap}
 .scoreboard{font-size:.9em} .scoreboard tr.paper th{background:#e8eef6;font-size:1.02em;padding-top:.6em}
-.scoreboard tr.quoted td{color:#666} .how{color:#666;font-size:.85em}
+.scoreboard tr.quoted td{color:#666;font-size:.92em} .how{color:#666;font-size:.85em}
+.scoreboard td:nth-child(2),.scoreboard td:nth-child(3),.scoreboard td:nth-child(4),
+.scoreboard td:nth-child(5){white-space:nowrap;overflow-wrap:normal}
 .gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:1.2em;margin:1em 0 2em}
 figure{margin:0;border:1px solid #e3e3e3;border-radius:6px;padding:.6em;background:#fff}
 figure img{width:100%;height:auto} figcaption{font-size:.9em;color:#333;margin-top:.4em;overflow-wrap:anywhere}

@@ -301,13 +301,23 @@ def build(notebooks: Iterable[str | Path], links: Mapping[str, str] | None = Non
     return board.sort_values(["_p", "_s"], kind="stable").drop(columns=["_p", "_s"]).reset_index(drop=True)
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, decimals: int | None = None) -> str:
+    """A value as the paper printed it (``decimals`` given), or judgekit's with 4 significant digits."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     value = float(value)
+    if decimals is not None:
+        return f"{value:.{decimals}f}"
     if value == int(value) and abs(value) >= 1:
         return f"{value:.0f}"
     return f"{value:.4g}"
+
+
+def _decimals(tolerance: Any) -> int | None:
+    try:
+        return max(0, round(-math.log10(2 * float(tolerance))))
+    except (TypeError, ValueError):
+        return None
 
 
 def render_html(board: pd.DataFrame) -> str:
@@ -356,7 +366,8 @@ def render_html(board: pd.DataFrame) -> str:
             diff = "" if not status else html.escape(f"{float(r.difference):+.3g}")
             parts.append(
                 f"<tr class='{'row' if status else 'row quoted'}'><td>{label}</td>"
-                f"<td>{html.escape(_fmt(r.published))}</td><td>{html.escape(_fmt(r.judgekit))}</td>"
+                f"<td>{html.escape(_fmt(r.published, _decimals(r.tolerance)))}</td>"
+                f"<td>{html.escape(_fmt(r.judgekit))}</td>"
                 f"<td>{diff}</td><td>{mark}</td><td>{detail}</td>"
                 f"<td><a href='{html.escape(r.link, quote=True)}'>{html.escape(r.notebook)}</a>"
                 f"<div class='how'>{html.escape(r.section)}</div></td></tr>")
