@@ -268,8 +268,8 @@ class JudgeExplorer:
             hidden = ", ".join(f"\u201c{html.escape(k)}\u201d" for k in same)
             self._estimator_note.value = (
                 "<span style='color:#555;font-size:12px'>estimator: "
-                f"{'only this choice' if len(offered) == 1 else f'{len(offered)} choices'} change the "
-                f"numbers on this dataset ({html.escape(why)}); not offered because they give the same "
+                f"{'only this choice changes' if len(offered) == 1 else f'{len(offered)} choices change'} "
+                f"the numbers on this dataset ({html.escape(why)}); not offered because they give the same "
                 f"report card: {hidden}</span>")
         else:
             self._estimator_note.value = ""
