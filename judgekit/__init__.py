@@ -16,7 +16,7 @@ from judgekit import judging as _judging
 from judgekit import metrics as _metrics
 from judgekit import perturb as _perturb
 from judgekit import schema as _schema
-from judgekit import viz
+from judgekit import scoreboard, viz
 from judgekit import winrate as _winrate
 from judgekit._env import smoke
 from judgekit._version import __version__
@@ -27,10 +27,11 @@ from judgekit.inference import *  # noqa: F403
 from judgekit.judging import *  # noqa: F403
 from judgekit.metrics import *  # noqa: F403
 from judgekit.perturb import *  # noqa: F403
+from judgekit.published import published
 from judgekit.schema import *  # noqa: F403
 from judgekit.winrate import *  # noqa: F403
 
-__all__ = ["Audit", "__version__", "audit", "smoke", "viz"]
+__all__ = ["Audit", "__version__", "audit", "published", "scoreboard", "smoke", "viz"]
 for _module in (_schema, _data, _judging, _metrics, _calibration, _winrate, _perturb, _inference):
     __all__ += list(_module.__all__)
 del _module
