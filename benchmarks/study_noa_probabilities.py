@@ -11,9 +11,11 @@ calibrated P(a) with the judge's own unbiased P(a). Repeated over `--reps` seeds
 Prints, per scenario, K and method, the mean over seeds of: the share of calibrated
 probabilities within 0.01 of 0 or 1 minus that share among the unbiased probabilities
 (`extreme_excess`), the RMSE to the unbiased probabilities, Fleiss' κ over the four
-arrangements minus the raw κ (`kappa_gain`, with its minimum over seeds), and then checks the
-criteria of the default NOA: extreme_excess <= 0.05; RMSE below the raw RMSE where a token
-bias is present and at most raw + 0.01 without bias; κ at least the raw κ (mean over seeds).
+arrangements minus the raw κ (`kappa_gain`, with its standard error and minimum over seeds),
+and then checks the criteria of the default NOA: extreme_excess <= 0.05; RMSE below the raw
+RMSE where a token bias is present and at most raw + 0.01 without bias; κ at least the raw κ
+(the mean over seeds not below zero by more than two standard errors: without a bias to remove,
+a fitted map equals the raw κ only up to the sampling noise of its centre).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ def main() -> None:
     summary = t.groupby(["scenario", "K", "method"], sort=False).agg(
         extreme_excess=("extreme_excess", "mean"), rmse=("rmse_unbiased", "mean"),
         raw_rmse=("raw_rmse_unbiased", "mean"), kappa=("kappa", "mean"),
-        kappa_gain=("kappa_gain", "mean"), kappa_gain_min=("kappa_gain", "min"),
+        kappa_gain=("kappa_gain", "mean"), kappa_gain_se=("kappa_gain", "sem"),
+        kappa_gain_min=("kappa_gain", "min"),
         kappa_paper_gain=("kappa_paper_gain", "mean"),
     ).reset_index()
     pd.set_option("display.width", 200)
@@ -61,7 +64,8 @@ def main() -> None:
         "extreme share at most 5 points above the unbiased share": (noa["extreme_excess"] <= 0.05).all(),
         "RMSE below raw wherever a token bias is present": (noa.loc[token, "rmse"] < noa.loc[token, "raw_rmse"]).all(),
         "RMSE at most raw + 0.01 without bias": (noa.loc[none, "rmse"] <= noa.loc[none, "raw_rmse"] + 0.01).all(),
-        "kappa at least raw (mean over seeds, to 0.002)": (noa["kappa_gain"] >= -0.002).all(),
+        "kappa at least raw (mean over seeds, within 2 standard errors)":
+            (noa["kappa_gain"] + 2 * noa["kappa_gain_se"].fillna(0) >= 0).all(),
     }
     print("\ndefault NOA (method='noa'):")
     for name, ok in checks.items():
