@@ -315,3 +315,16 @@ def test_noisy_arrangement_judgments_follow_the_stated_model():
     assert shift["std"].max() < 1e-9
     noise = (logit(t["p_a_unbiased"]) - logit(t["p_a_unbiased"]).groupby(t["pair_id"]).transform("mean"))
     assert noise.std() * np.sqrt(4 / 3) == pytest.approx(0.3, rel=0.05)
+
+
+def test_content_free_pairs_ids_and_word_pool_without_row_loops():
+    pairs = jk.simulate_pairs(30, seed=2)
+    pairs.loc[4, "response_b"] = ""
+    na = jk.content_free_pairs(pairs, "na")
+    assert na["pair_id"].tolist() == [f"cf-na-{p}" for p in pairs["pair_id"]]
+    dc = jk.content_free_pairs(pairs, "domain", seed=1)
+    pool = set(" ".join(pd.concat([pairs["response_a"], pairs["response_b"]])).split())
+    drawn = set(" ".join(pd.concat([dc["response_a"], dc["response_b"]])).split())
+    assert drawn <= pool and len(drawn) > 20
+    lengths = pd.concat([pairs["response_a"], pairs["response_b"]]).str.split().str.len()
+    assert (dc["response_a"].str.split().str.len() == max(int(np.median(lengths)), 1)).all()

@@ -17,7 +17,7 @@ from scipy.special import logit
 
 from judgekit import _bootstrap
 from judgekit.exceptions import MetricWarning
-from judgekit.schema import position_of, validate_judgments
+from judgekit.schema import validate_judgments
 
 __all__ = ["first_position_reliability", "first_position_summary"]
 
@@ -38,8 +38,10 @@ def _first(judgments: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]
                       "probability p_a (e.g. every call failed)", MetricWarning, stacklevel=3)
     ab = (df["order"] == "ab").to_numpy()
     df["p_first"] = np.where(ab, df["p_a"], 1.0 - df["p_a"])
-    pos = position_of(df["verdict"], df["order"])
-    df["first_chosen"] = np.where(pos == "first", 1.0, np.where(pos == "second", 0.0, np.nan))
+    is_a = (df["verdict"] == "a").to_numpy(dtype=bool)
+    is_b = (df["verdict"] == "b").to_numpy(dtype=bool)
+    # the first-shown response is a in order "ab" and b in order "ba"
+    df["first_chosen"] = np.where(np.where(ab, is_a, is_b), 1.0, np.where(np.where(ab, is_b, is_a), 0.0, np.nan))
     return df, without
 
 
@@ -209,11 +211,11 @@ def first_position_summary(
         with np.errstate(invalid="ignore", divide="ignore"):
             est = {k: float(v[0]) for k, v in _summary_stats(np.ones((1, len(p))), *args).items()}
         boot: dict[str, list[np.ndarray]] = {k: [] for k in est}
-        for start in range(0, n_boot, 50):
-            size = min(50, n_boot - start)
-            counts = rng.multinomial(len(uniq), np.full(len(uniq), 1 / len(uniq)), size=size)
+        # resamples of the clusters, in chunks of at most 50 (each is a B x n weight matrix)
+        for _, counts in _bootstrap.iter_counts(len(uniq), n_boot, rng, dtype=np.float64,
+                                                max_cells=50 * len(uniq)):
             with np.errstate(invalid="ignore", divide="ignore"):
-                stats = _summary_stats(counts[:, codes].astype(float), *args)
+                stats = _summary_stats(counts[:, codes], *args)
             for k, v in stats.items():
                 boot[k].append(v)
         for metric, value in est.items():

@@ -304,7 +304,7 @@ def selection_bias_metrics(
                   "so agreement beyond chance is undefined")
         boots: dict[str, np.ndarray] = {}
         ns = dict.fromkeys(estimates, n)
-        w = rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float) if n_boot else None
+        w = _bootstrap.counts(n, n_boot, rng) if n_boot else None
         if w is not None:
             _bootstrap.warn_few_clusters(n, f"selection_bias_metrics, judge {judge!r}", stacklevel=3)
             boots["fleiss_kappa"] = _kappa_weighted(counts, w)

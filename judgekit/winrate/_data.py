@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgekit import _bootstrap
 from judgekit.schema import _ids, validate_judgments, validate_pairs
 
 PREFERENCES = ("auto", "prob", "verdict")
@@ -215,6 +216,6 @@ def fold_of(instructions: pd.Index | np.ndarray, n_folds: int, seed: int) -> np.
 
 
 def bootstrap_counts(n: int, n_boot: int, seed: int) -> np.ndarray:
-    """(n_boot, n) multinomial counts: how often each of n units is drawn in each resample."""
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float)
+    """(n_boot, n) counts: how often each of n instructions is drawn in each resample
+    (judgekit's one cluster bootstrap, :mod:`judgekit._bootstrap`)."""
+    return _bootstrap.counts(n, n_boot, seed)
