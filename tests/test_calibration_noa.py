@@ -226,3 +226,14 @@ def test_default_settings_warn_when_stopped_early_and_reject_paper_only_options(
     with pytest.raises(ValueError, match="settings"):
         jk.noa_fit(s, settings="fast")
     assert jk.noa_fit(s, n_knots=5).n_grid == 7  # 5 knots at quantiles, plus 0 and 1
+
+
+def test_degenerate_samples_fit_without_error():
+    # every probability exactly 0 or 1 (nothing between to fit) and every one equal to 0.5
+    for s in (np.tile([[1.0, 1.0, 0.0, 0.0]], (4, 1)), np.full((5, 4), 0.5)):
+        for maps in ("shared", "position"):
+            fit = jk.noa_fit(s, maps=maps)
+            assert fit.converged
+            np.testing.assert_allclose(fit(np.array([0.0, 0.5, 1.0])), [0.0, 0.5, 1.0])
+    with pytest.raises(ValueError, match="at least 2"):
+        jk.noa_fit(np.full((1, 4), 0.5))

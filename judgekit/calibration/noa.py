@@ -226,10 +226,14 @@ def _fit_anchored(
         return theta
 
     history = [loss(x_all)]  # the identity map: the raw probabilities
-    theta = project(np.linalg.solve(Hf, bf))
+    if not free.any():  # every observed value is 0 or 1: nothing to fit
+        theta = np.zeros(0)
+        converged, L = True, 1.0
+    else:
+        theta = project(np.linalg.solve(Hf, bf))
+        L = float(np.linalg.eigvalsh(Hf)[-1])
+        converged = np.abs(theta - project(theta - (Hf @ theta - bf) / L)).max(initial=0.0) < tol
     history.append(loss(full(theta)))
-    L = float(np.linalg.eigvalsh(Hf)[-1])
-    converged = np.abs(theta - project(theta - (Hf @ theta - bf) / L)).max(initial=0.0) < tol
     n_iter = 0
     y, t = theta.copy(), 1.0
     while not converged and n_iter < max_iter:
