@@ -28,7 +28,7 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("Win rates, length-controlled", ("judgekit.winrate",)),
     ("Bias suite (CALM)", ("judgekit.perturb",)),
     ("Human labels: prediction-powered inference and planning", ("judgekit.inference",)),
-    ("Audit of your own judge", ("judgekit.audit",)),
+    ("Audit of your own judge", ("judgekit.auditing",)),
     ("Charts and the explorer (`jk.viz`)", ("judgekit.viz",)),
     ("Published numbers and reproduction", ("judgekit.published", "judgekit.scoreboard",
                                             "judgekit.reproduce")),

@@ -111,7 +111,7 @@ def _audit(args: argparse.Namespace) -> int:
         return code
 
     try:
-        from judgekit.audit import audit
+        from judgekit.auditing import audit
         from judgekit.data.read_auto import detect_format, read_any
 
         fmt, why = (args.format, "as given") if args.format != "auto" else detect_format(path)

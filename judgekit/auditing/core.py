@@ -186,7 +186,7 @@ class Audit:
         >>> page.startswith("<!DOCTYPE html>"), "<script" in page
         (True, False)
         """
-        from judgekit.audit.html import render
+        from judgekit.auditing.html import render
 
         return render(self, standalone=standalone, images=images)
 
@@ -217,7 +217,7 @@ class Audit:
         >>> page.name, sorted(p.name for p in (page.parent / "tables").iterdir())[:2]
         ('index.html', ['accuracy-accuracy.csv', 'accuracy-length_bias.csv'])
         """
-        from judgekit.audit.html import chart_file, table_file
+        from judgekit.auditing.html import chart_file, table_file
 
         out = Path(directory)
         (out / "charts").mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 if TYPE_CHECKING:
-    from judgekit.audit.core import Audit, Section
+    from judgekit.auditing.core import Audit, Section
 
 __all__ = ["chart_file", "render", "table_file"]
 
