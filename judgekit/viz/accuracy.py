@@ -172,14 +172,18 @@ def bias_bars(
         Long or wide metric frame (see :func:`accuracy_bars`).
     metric : str
         ``"position_bias"``, ``"length_bias"``, ``"preference_fairness"`` or any signed metric.
-    by, color, facet, sort, title, subtitle, width
+    by, color, facet
         As in :func:`accuracy_bars`.
     sign_labels : (str, str), optional
         Legend text for positive and negative values (defaults known for PB, LB and PF).
+    sort, title, subtitle, width
+        As in :func:`accuracy_bars`.
 
     Returns
     -------
     altair.LayerChart or altair.FacetChart
+        One horizontal bar per ``by`` value with its interval as a rule when the frame has
+        ``ci_low`` / ``ci_high``, and a rule at zero; a facet chart when ``facet`` is given.
 
     Examples
     --------
