@@ -428,8 +428,8 @@ def validate_judgments(
     >>> j = pd.DataFrame({"pair_id": ["p1", "p1"], "judge": "gpt", "order": ["ab", "ba"],
     ...                   "verdict": ["a", None]})
     >>> out = jk.validate_judgments(j)
-    >>> out["verdict"].tolist(), out["repeat"].tolist(), out["p_a"].isna().all()
-    (['a', None], [0, 0], np.True_)
+    >>> out["verdict"].tolist(), out["repeat"].tolist(), bool(out["p_a"].isna().all())
+    (['a', None], [0, 0], True)
     >>> jk.validate_judgments(j.assign(order=["ab", "AB"]))
     Traceback (most recent call last):
     ...
@@ -535,6 +535,22 @@ def validate_judgments(
 def position_of(verdict: pd.Series, order: pd.Series) -> pd.Series:
     """The position the judge picked: ``"first"``, ``"second"``, ``"tie"`` or missing.
 
+    Parameters
+    ----------
+    verdict : Series
+        Verdicts in response terms: ``"a"``, ``"b"``, ``"tie"`` or missing (the judgments
+        table's ``verdict`` column).
+    order : Series
+        Which response was shown first, ``"ab"`` or ``"ba"``, aligned with ``verdict`` (the
+        judgments table's ``order`` column).
+
+    Returns
+    -------
+    Series
+        Object dtype, on ``verdict``'s index: ``"first"`` when the response the judge preferred
+        was shown first, ``"second"`` when it was shown second, ``"tie"`` for a tie, and
+        ``None`` when the verdict is missing or the order is neither ``"ab"`` nor ``"ba"``.
+
     Examples
     --------
     >>> import pandas as pd
@@ -553,6 +569,20 @@ def position_of(verdict: pd.Series, order: pd.Series) -> pd.Series:
 def label_order(order: pd.Series, label: pd.Series) -> pd.Series:
     """Order relative to the human label: ``"cr"`` when the preferred response is shown first,
     ``"rc"`` when it is shown second, missing when the label is a tie or missing.
+
+    Parameters
+    ----------
+    order : Series
+        Which response was shown first, ``"ab"`` or ``"ba"`` (a judgments table's ``order``).
+    label : Series
+        The human preference of each row's pair, ``"a"``, ``"b"``, ``"tie"`` or missing,
+        aligned with ``order`` (e.g. the pairs' ``label`` merged onto the judgments).
+
+    Returns
+    -------
+    Series
+        Object dtype, on ``order``'s index: ``"cr"`` (correct response first), ``"rc"``
+        (correct response second) or ``None`` when the label is a tie or missing.
 
     Examples
     --------

@@ -89,7 +89,7 @@ def test_estimator_recomputes_with_report_card(explorer, data):
     direct = jk.report_card(judgments[judgments["template"] == "cot"], pairs, flip_estimator="paper",
                             n_boot=0).set_index("judge")["q_cr"]
     assert paper.to_dict() == pytest.approx(direct.to_dict())
-    assert (paper > consistent).all()  # the paper's q = d overstates q (SPEC §1)
+    assert (paper > consistent).all()  # the paper's q = d overstates q (docs/spec.md#accuracy)
 
 
 def test_dataset_switch_loads_lazily_once(explorer):

@@ -216,6 +216,23 @@ class Calibrator:
 def load_calibrator(path: str | Path) -> Calibrator:
     """Read a calibrator written by :meth:`Calibrator.save`.
 
+    Parameters
+    ----------
+    path : str or Path
+        The JSON file :meth:`Calibrator.save` wrote.
+
+    Returns
+    -------
+    Calibrator
+        The same method, parameters and per-judge maps as the calibrator that was saved, ready
+        for :meth:`Calibrator.apply` to new judgments of those judges.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, when it is not JSON, not a judgekit calibrator, of an unsupported
+        version, or holds a map that is not monotone.
+
     Examples
     --------
     >>> import judgekit as jk, tempfile, os

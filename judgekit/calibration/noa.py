@@ -315,6 +315,8 @@ def noa_fit(
     Returns
     -------
     NOAFit
+        The fitted map(s) as knots, with the objective, the iterations taken, whether the
+        stopping rule fired and the loss trace (see :class:`NOAFit`).
 
     Notes
     -----

@@ -200,7 +200,37 @@ def _load(name: str, filters: dict) -> tuple[pd.DataFrame, pd.DataFrame | None]:
 def load_dataset(name: str, **filters) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Pairs and judgments of a dataset in one call (judgments is None when it has none).
 
-    See :func:`load_pairs` for the names and filters.
+    Parameters
+    ----------
+    name : str
+        The dataset's name, as :func:`list_datasets` lists it (see :func:`load_pairs`).
+    **filters
+        The dataset-specific selection keywords of :func:`load_pairs` (``sets=``, ``judges=``,
+        ``models=``, ...); omitted means everything the dataset loads by default.
+
+    Returns
+    -------
+    pairs : DataFrame
+        The validated pairs table, as :func:`load_pairs` returns it.
+    judgments : DataFrame or None
+        The validated judgments table of the published judge outputs, as
+        :func:`load_judgments` returns it (every ``pair_id`` is in ``pairs``), or None for a
+        dataset with human labels only (``has_judgments`` False in :func:`list_datasets`).
+
+    Raises
+    ------
+    ValueError, DataFileError
+        As :func:`load_pairs`.
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> pairs, judgments = jk.load_dataset("pandalm")
+    >>> len(pairs), len(judgments), sorted(judgments["judge"].unique())
+    (999, 1998, ['gpt-3.5-turbo', 'pandalm-7b'])
+    >>> pairs, judgments = jk.load_dataset("autoj_pairwise")  # human labels only
+    >>> len(pairs), judgments is None
+    (1392, True)
     """
     pairs, judgments = _load(name, filters)
     return pairs.copy(), (None if judgments is None else judgments.copy())
@@ -257,11 +287,41 @@ def load_judgments(name: str, **filters) -> pd.DataFrame:
     Takes the same names and filters as :func:`load_pairs`; every ``pair_id`` is in the pairs
     table that :func:`load_pairs` returns for the same arguments.
 
+    Parameters
+    ----------
+    name : str
+        A dataset with published judge outputs: ``"alpacaeval"``, ``"llmbar"``,
+        ``"judging_the_judges"``, ``"pandalm"`` or ``"mtbench_human"``.
+    **filters
+        The dataset-specific selection keywords of :func:`load_pairs`; for ``"llmbar"`` the
+        ``judges=`` and ``strategies=`` keywords choose which judge runs come back.
+
+    Returns
+    -------
+    DataFrame
+        A judgments table (:func:`judgekit.validate_judgments`): one row per published verdict,
+        with ``pair_id``, ``judge``, ``order``, ``repeat``, ``verdict``, ``p_a`` (NaN where the
+        source has no probabilities), ``id_swap`` and the dataset's extra columns (``model``,
+        ``template``, ``raw``, ... when the source has them).
+
     Raises
     ------
     ValueError
         For a dataset without published judge outputs (``has_judgments`` is False in
         :func:`list_datasets`), and as :func:`load_pairs`.
+    DataFileError
+        As :func:`load_pairs`.
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> j = jk.load_judgments("llmbar", sets="Natural", judges="GPT-4", strategies="Vanilla")
+    >>> len(j), j["judge"].unique().tolist(), j["order"].value_counts().sort_index().tolist()
+    (200, ['GPT-4/Vanilla'], [100, 100])
+    >>> jk.load_judgments("autoj_pairwise")
+    Traceback (most recent call last):
+    ...
+    ValueError: dataset 'autoj_pairwise' has human labels but no published judge outputs; ...
     """
     judgments = _load(name, filters)[1]
     if judgments is None:

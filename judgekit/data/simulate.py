@@ -384,11 +384,37 @@ def simulate_pairs(
     Response lengths are log-normal around ``median_length`` characters; the human-preferred
     response is the longer one with probability ``human_prefers_longer``.
 
+    Parameters
+    ----------
+    n : int
+        Number of pairs, at least 1.
+    human_prefers_longer : float, default 0.5
+        Probability that the labelled (preferred) response is the longer of the two; 0.5 makes
+        length carry no information about the label.
+    median_length : float, default 800.0
+        Median response length in characters; lengths are drawn log-normal around it (log-scale
+        standard deviation 0.6), at least 12 characters.
+    seed : int, default 0
+        Seeds the draws; the same seed gives the same table (and the ``pair_id`` values carry it).
+
+    Returns
+    -------
+    DataFrame
+        A validated pairs table (:func:`judgekit.validate_pairs`) with columns ``pair_id``
+        (``"sim-<seed>-<i>"``), ``prompt``, ``response_a``, ``response_b`` (filler text of the
+        drawn lengths), ``label`` (``"a"`` or ``"b"``, each with probability 1/2),
+        ``dataset`` (``"simulated"``), ``len_a`` and ``len_b``.
+
     Examples
     --------
-    >>> pairs = simulate_pairs(3, seed=1)
+    >>> import judgekit as jk
+    >>> pairs = jk.simulate_pairs(3, seed=1)
     >>> list(pairs.columns)[:5]
     ['pair_id', 'prompt', 'response_a', 'response_b', 'label']
+    >>> pairs = jk.simulate_pairs(2000, human_prefers_longer=0.8, seed=1)
+    >>> preferred_longer = (pairs["len_a"] > pairs["len_b"]) == (pairs["label"] == "a")
+    >>> round(float(preferred_longer.mean()), 2)
+    0.8
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
@@ -454,6 +480,10 @@ def simulate_judgments(
         Value of the ``judge`` column.
     seed : int
         Seeds the judge and the synthetic pairs.
+    **pair_options
+        Keywords of :func:`simulate_pairs` (``human_prefers_longer``, ``median_length``) for
+        the synthetic pairs; only allowed when ``pairs_or_n`` is a number (a TypeError
+        otherwise).
 
     Returns
     -------

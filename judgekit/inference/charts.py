@@ -27,6 +27,8 @@ def ppi_chart(rates: pd.DataFrame, *, truth: float | None = None, title: str | N
     Returns
     -------
     altair.LayerChart
+        One row per method: the interval as a thick rule and the estimate as a point, plus
+        the dashed rule at ``truth`` when given.
 
     Examples
     --------

@@ -336,7 +336,7 @@ def ppi_mean(
         The human outcome per item, NaN where the item is unlabelled.
     f : array-like of float
         The prediction per item (finite everywhere).
-    methods, estimand, interval, small_sample, n_boot, ci, seed
+    methods, estimand
         As in :func:`ppi_win_rates`.
     strata : array-like, optional
         Stratum of each item (labels drawn at random within strata).
@@ -344,6 +344,8 @@ def ppi_mean(
         Probability that each item was labelled.
     cluster : array-like, optional
         Cluster of each item (default: every item is its own cluster).
+    interval, small_sample, n_boot, ci, seed
+        As in :func:`ppi_win_rates`.
 
     Returns
     -------

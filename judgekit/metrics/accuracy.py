@@ -49,9 +49,9 @@ def accuracy(
     -------
     {returns}
 
-    Metrics: ``acc_ab``, ``acc_ba`` (response a / b shown first, what LLMBar publishes),
-    ``acc_cr``, ``acc_rc`` (the human-preferred response shown first / second), ``acc_both``,
-    ``acc_random`` and, with ``denoise=True``, the de-noised accuracies.
+        Metrics: ``acc_ab``, ``acc_ba`` (response a / b shown first, what LLMBar publishes),
+        ``acc_cr``, ``acc_rc`` (the human-preferred response shown first / second), ``acc_both``,
+        ``acc_random`` and, with ``denoise=True``, the de-noised accuracies.
 
     Notes
     -----
@@ -121,9 +121,9 @@ def flip_noise(
     -------
     {returns}
 
-    Metrics: ``disagree_cr``, ``disagree_rc`` (d, the probability that two repeats disagree),
-    ``q_cr``, ``q_rc``, ``scr_cr``, ``scr_rc`` per order relative to the label (need pairs with
-    labels), and ``q_ab``, ``q_ba``, ``scr_ab``, ``scr_ba`` per display order (no labels needed).
+        Metrics: ``disagree_cr``, ``disagree_rc`` (d, the probability that two repeats disagree),
+        ``q_cr``, ``q_rc``, ``scr_cr``, ``scr_rc`` per order relative to the label (need pairs with
+        labels), and ``q_ab``, ``q_ba``, ``scr_ab``, ``scr_ba`` per display order (no labels needed).
 
     Notes
     -----
@@ -188,8 +188,8 @@ def position_bias(
     -------
     {returns}
 
-    Metrics: ``position_bias`` and the two de-noised accuracies it is the difference of,
-    ``acc_cr_denoised`` and ``acc_rc_denoised``.
+        Metrics: ``position_bias`` and the two de-noised accuracies it is the difference of,
+        ``acc_cr_denoised`` and ``acc_rc_denoised``.
 
     Notes
     -----
@@ -254,9 +254,9 @@ def length_bias(
     -------
     {returns}
 
-    Metrics: ``length_bias``, its two de-noised strata ``acc_both_longer`` (the preferred
-    response is the longer one) and ``acc_both_shorter`` (it is not), and the strata's flip
-    probabilities ``q_longer``, ``q_shorter`` (of the both-orders indicator).
+        Metrics: ``length_bias``, its two de-noised strata ``acc_both_longer`` (the preferred
+        response is the longer one) and ``acc_both_shorter`` (it is not), and the strata's flip
+        probabilities ``q_longer``, ``q_shorter`` (of the both-orders indicator).
 
     Notes
     -----

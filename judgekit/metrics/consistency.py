@@ -51,9 +51,9 @@ def repetition_stability(
     -------
     {returns}
 
-    Metrics: ``repetition_stability`` (RS), ``repetition_stability_sd`` (the "±" Shi et al.
-    print beside RS), ``repetition_stability_chance`` (RS_0) and ``repetition_stability_star``
-    (RS*).
+        Metrics: ``repetition_stability`` (RS), ``repetition_stability_sd`` (the "±" Shi et al.
+        print beside RS), ``repetition_stability_chance`` (RS_0) and ``repetition_stability_star``
+        (RS*).
 
     Notes
     -----
@@ -184,9 +184,9 @@ def preference_fairness(
     -------
     {returns}
 
-    Metrics: ``primacy`` (pcn, judgment pairs choosing the first position both times),
-    ``recency`` (rcn, the second position both times), ``primacy_rate`` (ipr = pcn/(pcn+rcn)),
-    ``recency_rate`` (irr) and ``preference_fairness`` (PF).
+        Metrics: ``primacy`` (pcn, judgment pairs choosing the first position both times),
+        ``recency`` (rcn, the second position both times), ``primacy_rate`` (ipr = pcn/(pcn+rcn)),
+        ``recency_rate`` (irr) and ``preference_fairness`` (PF).
 
     Notes
     -----
@@ -255,8 +255,8 @@ def overall_win_rate(
     -------
     {returns}
 
-    Metrics: ``win_rate`` (owr of response a; the win rate of b is 1 - owr) and ``quality_gap``
-    (δ_q = |owr - 0.5|).
+        Metrics: ``win_rate`` (owr of response a; the win rate of b is 1 - owr) and ``quality_gap``
+        (δ_q = |owr - 0.5|).
 
     Notes
     -----
@@ -309,7 +309,7 @@ def invalid_rate(
     -------
     {returns}
 
-    Metrics: ``invalid_rate``, ``invalid_rate_ab``, ``invalid_rate_ba``; ``n`` counts judgments.
+        Metrics: ``invalid_rate``, ``invalid_rate_ab``, ``invalid_rate_ba``; ``n`` counts judgments.
 
     Notes
     -----

@@ -69,12 +69,38 @@ def _topic_words(prompt: str, k: int = 3) -> list[str]:
 def fake_citation(prompt: str, kind: str, rng: np.random.Generator) -> str:
     """A made-up reference of ``kind`` ("book", "url" or "quote") on the topic of ``prompt``.
 
+    The topic is up to three salient words of the prompt (the longest that are not stop words);
+    names, publishers, web sites, years and pages are drawn from ``rng``.
+    :func:`perturb_authority` appends one to a response.
+
+    Parameters
+    ----------
+    prompt : str
+        The question the cited response answers; its salient words make the reference's title,
+        path or quote.
+    kind : {"book", "url", "quote"}
+        A book citation, a web address, or a quote attributed to a famous scientist.
+    rng : numpy.random.Generator
+        The source of the made-up details; the same seed gives the same reference.
+
+    Returns
+    -------
+    str
+        The reference in parentheses: ``"(Citation: ...)"``, ``"(Source: https://...)"`` or
+        ``'(Quote: "..." -- <name>, <year>)'``.
+
+    Raises
+    ------
+    ValueError
+        For a ``kind`` that is not one of the three.
+
     Examples
     --------
-    >>> import numpy as np
-    >>> from judgekit.perturb.authority import fake_citation
-    >>> fake_citation("Why is the sky blue?", "url", np.random.default_rng(0)).startswith("(Source: https://")
-    True
+    >>> import numpy as np, judgekit as jk
+    >>> jk.fake_citation("Why is the sky blue?", "url", np.random.default_rng(0))
+    '(Source: https://www.knowledge-archive.edu/sky/blue/overview-559.html)'
+    >>> jk.fake_citation("Why is the sky blue?", "book", np.random.default_rng(0))
+    '(Citation: Brennan, K. (2017). Sky and Blue: Principles and Practice. Cambridge University Press, p. 31.)'
     """
     check_choice([kind], AUTHORITY_KINDS, "kind")
     words = _topic_words(prompt)

@@ -149,6 +149,24 @@ def apply_rewrites(pairs: pd.DataFrame, requests: pd.DataFrame, texts: pd.DataFr
     ------
     ValueError
         When a rewrite is missing or failed: the message names the request ids and errors.
+
+    Examples
+    --------
+    Completions made elsewhere (here by the simulated rewriter, offline) are matched to the
+    requests by ``id``; the scrambled response loses the gold label:
+
+    >>> import pandas as pd, judgekit as jk
+    >>> pairs = jk.simulate_pairs(2, seed=0)
+    >>> req = jk.rewrite_requests(pairs, "fallacy_oversight", target="chosen")
+    >>> texts = pd.DataFrame({"id": req["id"],
+    ...                       "text": [jk.sim_rewrite_handler({"messages": m}) for m in req["messages"]]})
+    >>> out = jk.apply_rewrites(pairs, req, texts)
+    >>> pairs["label"].tolist(), out["label"].tolist(), out["favours"].tolist()
+    (['b', 'b'], ['a', 'a'], ['a', 'a'])
+    >>> jk.apply_rewrites(pairs, req, texts.iloc[:1])
+    Traceback (most recent call last):
+    ...
+    ValueError: 1 rewrite(s) did not come back (sim-0-00001|fallacy_oversight|chaotic|b: no completion); ...
     """
     df = prepare(pairs)
     got = texts.set_index("id")
@@ -267,6 +285,17 @@ def perturb_fallacy(
     References
     ----------
     Ye et al. (2024). Justice or Prejudice? Quantifying Biases in LLM-as-a-Judge, appendix C.
+
+    Examples
+    --------
+    With the simulated server standing in for the rewriting model:
+
+    >>> import judgekit as jk
+    >>> pairs = jk.simulate_pairs(2, seed=0)
+    >>> with jk.SimServer(handlers=[jk.sim_rewrite_handler]) as url:
+    ...     out = jk.perturb_fallacy(pairs, "sim", base_url=url, cache=False, progress=False)
+    >>> pairs["label"].tolist(), out["label"].tolist(), out["favours"].tolist()
+    (['b', 'b'], ['a', 'a'], ['a', 'a'])
     """
     return _rewrite(pairs, "fallacy_oversight", model, variants=None, target=target, seed=seed, options=options)
 
@@ -301,6 +330,20 @@ def perturb_sentiment(
     References
     ----------
     Ye et al. (2024). Justice or Prejudice? Quantifying Biases in LLM-as-a-Judge, appendix C.
+
+    Examples
+    --------
+    With the simulated server standing in for the rewriting model:
+
+    >>> import judgekit as jk
+    >>> pairs = jk.simulate_pairs(1, seed=0)
+    >>> with jk.SimServer(handlers=[jk.sim_rewrite_handler]) as url:
+    ...     out = jk.perturb_sentiment(pairs, "sim", emotions=["sad", "angry"], target="a",
+    ...                                base_url=url, cache=False, progress=False)
+    >>> out["variant"].tolist(), out["favours"].tolist()
+    (['sad', 'angry'], ['a', 'a'])
+    >>> out.loc[0, "response_a"][:41]
+    'It is a little sad to have to write this.'
     """
     return _rewrite(pairs, "sentiment", model, variants=emotions, target=target, seed=seed, options=options)
 
@@ -334,6 +377,19 @@ def refine_pairs(
     ----------
     Ye et al. (2024), appendix C; Xu et al. (2024), Pride and Prejudice: LLM Amplifies
     Self-Bias in Self-Refinement.
+
+    Examples
+    --------
+    With the simulated server standing in for the refining model:
+
+    >>> import judgekit as jk
+    >>> pairs = jk.simulate_pairs(2, seed=0)
+    >>> with jk.SimServer(handlers=[jk.sim_rewrite_handler]) as url:
+    ...     refined = jk.refine_pairs(pairs, "sim", base_url=url, cache=False, progress=False)
+    >>> refined["pair_id"].tolist()
+    ['sim-0-00000::refined', 'sim-0-00001::refined']
+    >>> bool((refined["response_a"] == pairs["response_a"]).all()), bool(refined["label"].isna().all())
+    (True, True)
     """
     from judgekit.judging.engine import complete
 
@@ -389,6 +445,19 @@ def sim_rewrite_handler(body: dict) -> str | None:
     """Answer the suite's rewrite requests on the simulated server (``SimServer(handlers=[...])``).
 
     Returns None for any other request, so other handlers can answer it.
+
+    Parameters
+    ----------
+    body : dict
+        The JSON body of a chat-completion request, as the server received it; only its
+        ``messages`` are read.
+
+    Returns
+    -------
+    str or None
+        The rewritten response (:func:`judgekit.simulated_rewrite` of the kind and variant the
+        system prompt asks for) when the request is one of :func:`rewrite_requests`; None
+        otherwise.
 
     Examples
     --------

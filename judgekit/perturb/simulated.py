@@ -108,6 +108,17 @@ def strip_perturbations(text: str) -> str:
     """``text`` without the suite's additions: trailing citations, padding, fallacy sentences,
     sentiment openings and closings and the simulated judge's style mark.
 
+    Parameters
+    ----------
+    text : str
+        A response, possibly perturbed by the suite (or by its simulated rewrites).
+
+    Returns
+    -------
+    str
+        ``text`` with the additions removed, repeatedly until nothing more comes off, and
+        surrounding whitespace stripped; text the suite did not add is kept as it is.
+
     Examples
     --------
     >>> strip_perturbations("Paris is the capital. (Source: https://www.science-reference.net/x.html)")
@@ -275,10 +286,37 @@ def simulated_rewrite(kind: str, variant: str, prompt: str, response: str) -> st
     ``fallacy_oversight`` appends a fallacious justification; ``sentiment`` adds an opening and a
     closing in the tone ``variant``; ``refinement_aware`` appends a closing summary sentence.
 
+    Parameters
+    ----------
+    kind : {"verbosity", "fallacy_oversight", "sentiment", "refinement_aware"}
+        Which rewrite was asked for.
+    variant : str
+        The length ratio for ``verbosity`` (e.g. ``"2"``), the emotion for ``sentiment``
+        (``"cheerful"``, ``"sad"``, ``"angry"`` or ``"fearful"``); ignored by the other kinds.
+    prompt : str
+        The question the response answers; with the other arguments it seeds which padding or
+        fallacy sentence is chosen, so the same request always gets the same answer.
+    response : str
+        The response to rewrite.
+
+    Returns
+    -------
+    str
+        The rewritten response: ``response`` with the simulated additions, which
+        :func:`strip_perturbations` removes again.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``kind``, or an unknown emotion with ``kind="sentiment"``.
+
     Examples
     --------
     >>> simulated_rewrite("sentiment", "cheerful", "2+2?", "4.")
     'What a delightful question to answer! 4. Have a wonderful day!'
+    >>> longer = simulated_rewrite("verbosity", "2", "2+2?", "The answer is four.")
+    >>> len(longer) >= 2 * len("The answer is four."), strip_perturbations(longer)
+    (True, 'The answer is four.')
     """
     rng = seeded_rng(0, "simulated_rewrite", kind, variant, prompt, response)
     if kind == "verbosity":
@@ -330,6 +368,22 @@ def simulation_pairs(pairs: pd.DataFrame, perturbed: pd.DataFrame) -> pd.DataFra
     responses for position rotations): in the simulation a perturbation changes the verdict only
     through the judge's sensitivities, never through what the judge "knows" to be better. (A
     fallacy rewrite's new gold label is for scoring ``acc_hack``, not for the simulated judge.)
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        The source pairs table the perturbations were made from.
+    perturbed : DataFrame
+        Perturbed pairs from the suite (:func:`judgekit.perturb_position`,
+        :func:`judgekit.perturb_authority`, ...), with their ``source_pair_id`` and ``bias``
+        columns.
+
+    Returns
+    -------
+    DataFrame
+        ``pair_id``, ``prompt``, ``response_a``, ``response_b`` and ``label``: the source pairs
+        followed by the perturbed ones, each with the label the simulated judge should know;
+        a row whose (prompt, response_a, response_b) already appeared is dropped.
 
     Examples
     --------

@@ -99,6 +99,24 @@ def published(paper: str | None = None, prefix: str = "") -> pd.DataFrame:
     DataFrame
         Columns ``paper``, ``item``, ``value``, ``decimals``, ``source``, ``note`` and
         ``tolerance`` (half a unit in the last printed decimal).
+
+    Raises
+    ------
+    ValueError
+        For a ``paper`` that is not a key of :data:`PAPERS`.
+
+    Examples
+    --------
+    Shi et al. (2024), Table 2, the MT-Bench row of GPT-4-Turbo (gpt-4-1106-preview):
+
+    >>> import judgekit as jk
+    >>> row = jk.published("shi2024", prefix="table2/mtbench/gpt-4-1106-preview/")
+    >>> row["item"].str.rsplit("/", n=1).str[1].tolist()
+    ['rs', 'rs_sd', 'pc', 'pc_sd', 'pf', 'error']
+    >>> row["value"].tolist(), row["tolerance"].tolist()[0]
+    ([0.94, 0.1, 0.75, 0.16, 0.02, 0.0], 0.005)
+    >>> sorted(jk.published()["paper"].unique())
+    ['dubois2024', 'li2024', 'shi2024', 'wei2024', 'ye2024']
     """
     if paper is not None and paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; known: {sorted(PAPERS)}")

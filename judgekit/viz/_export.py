@@ -99,10 +99,17 @@ def to_png(chart: Any, *, scale: float = 2.0, ppi: float | None = None) -> bytes
     Parameters
     ----------
     chart : altair chart or dict
-    scale : float
+        Any altair top-level chart or a Vega-Lite spec (see :func:`chart_spec`).
+    scale : float, default 2.0
         Pixel density: 2 gives crisp images on high-resolution screens and in reports.
     ppi : float, optional
-        Pixels per inch written into the file (e.g. 300 for print).
+        Pixels per inch written into the file (e.g. 300 for print); vl-convert's default when
+        omitted.
+
+    Returns
+    -------
+    bytes
+        The PNG file's content, ``scale`` times the chart's nominal size in pixels.
 
     Examples
     --------
@@ -118,6 +125,16 @@ def to_png(chart: Any, *, scale: float = 2.0, ppi: float | None = None) -> bytes
 
 def to_svg(chart: Any) -> str:
     """Render a chart to an SVG document (themed), without a browser.
+
+    Parameters
+    ----------
+    chart : altair chart or dict
+        Any altair top-level chart or a Vega-Lite spec (see :func:`chart_spec`).
+
+    Returns
+    -------
+    str
+        The SVG document's text.
 
     Examples
     --------
@@ -200,6 +217,17 @@ def script_json(value: Any) -> str:
     close the script element nor open a comment; ``JSON.parse`` and JavaScript read the escapes
     back as the same characters.
 
+    Parameters
+    ----------
+    value : object
+        Anything :func:`json.dumps` can write; other objects (timestamps, paths, ...) are
+        written as their ``str()``.
+
+    Returns
+    -------
+    str
+        The JSON text, non-ASCII characters kept as they are, with the five escapes above.
+
     Examples
     --------
     >>> print(script_json({"judge": "</script><b>"}))
@@ -233,10 +261,14 @@ def html_page(chart: Any) -> str:
     Parameters
     ----------
     chart : altair chart or dict
+        Any altair top-level chart, or a Vega-Lite spec (a spec that already has a ``config``
+        is used as it is, otherwise the theme is applied as in :func:`chart_spec`).
 
     Returns
     -------
     str
+        The HTML document: the chart's title as the page title, the Vega libraries and the
+        spec inline, drawn as SVG when the page opens.
 
     Examples
     --------
@@ -291,7 +323,8 @@ def mimebundle(
     Parameters
     ----------
     chart : altair chart or dict
-    scale : float
+        Any altair top-level chart or a Vega-Lite spec (a spec is used as it is).
+    scale : float, default 2.0
         Pixel density of the PNG (displayed at its nominal size).
     png : bool
         Include the PNG (``False``: live Vega and text only, for widget outputs that are redrawn

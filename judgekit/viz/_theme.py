@@ -82,6 +82,18 @@ SIGN_LABELS: dict[str, tuple[str, str]] = {
 def metric_label(metric: str) -> str:
     """A readable axis or legend title for a metric name (the name itself when unknown).
 
+    Parameters
+    ----------
+    metric : str
+        A metric name as the ``metric`` column of judgekit's result frames holds it (e.g.
+        ``"acc_both"``, ``"position_bias"``, ``"lc_win_rate"``).
+
+    Returns
+    -------
+    str
+        The title the charts use for that metric, or ``metric`` unchanged when judgekit has no
+        title for it.
+
     Examples
     --------
     >>> metric_label("position_bias")

@@ -94,6 +94,9 @@ def accuracy_bars(
     Returns
     -------
     altair.LayerChart or altair.FacetChart
+        Layers: the bars, the intervals as rules (when the frame has ``ci_low`` / ``ci_high``),
+        the value written at the end of each bar, and the reference line; one panel per
+        ``facet`` value when ``facet`` is given.
 
     Examples
     --------
@@ -172,14 +175,18 @@ def bias_bars(
         Long or wide metric frame (see :func:`accuracy_bars`).
     metric : str
         ``"position_bias"``, ``"length_bias"``, ``"preference_fairness"`` or any signed metric.
-    by, color, facet, sort, title, subtitle, width
+    by, color, facet
         As in :func:`accuracy_bars`.
     sign_labels : (str, str), optional
         Legend text for positive and negative values (defaults known for PB, LB and PF).
+    sort, title, subtitle, width
+        As in :func:`accuracy_bars`.
 
     Returns
     -------
     altair.LayerChart or altair.FacetChart
+        One horizontal bar per ``by`` value with its interval as a rule when the frame has
+        ``ci_low`` / ``ci_high``, and a rule at zero; a facet chart when ``facet`` is given.
 
     Examples
     --------
@@ -263,6 +270,8 @@ def bias_accuracy_scatter(
     Returns
     -------
     altair.LayerChart or altair.FacetChart
+        Layers: the accuracy intervals as vertical rules (when the frame has them), the points
+        and the ``label`` text; one panel per ``facet`` value when ``facet`` is given.
 
     Examples
     --------
@@ -341,6 +350,8 @@ def temperature_curves(
     Returns
     -------
     altair.FacetChart
+        One panel per metric (each with its own vertical scale) holding the lines, the
+        intervals as rules and the ring at the recommended temperature.
 
     Examples
     --------
@@ -417,12 +428,14 @@ def metric_heatmap(
     text : bool
         Write the value in each cell.
     title, subtitle : str, optional
+        Chart title (default: the metric's label) and subtitle.
     cell : int
         Cell size in pixels.
 
     Returns
     -------
     altair.LayerChart
+        The coloured cells and, with ``text``, their values (white on dark cells).
 
     Examples
     --------
@@ -524,6 +537,8 @@ def metric_scatter(
     Returns
     -------
     altair.LayerChart or altair.FacetChart
+        Layers: the points, the fitted line, the ``label`` text and the reference lines (each
+        only when asked for); one panel per ``facet`` value when ``facet`` is given.
 
     Examples
     --------

@@ -63,6 +63,8 @@ def calibration_bars(
     Returns
     -------
     altair.FacetChart
+        One panel per metric (each with its own horizontal scale); in a panel, grouped bars per
+        ``by`` value coloured by method, with the intervals as rules when the frame has them.
 
     Examples
     --------
@@ -130,12 +132,15 @@ def reliability_diagram(
     color, facet : str, optional
         Columns distinguishing lines (e.g. ``"method"``: raw vs calibrated) and panels.
     title, subtitle : str, optional
+        Chart title (default "Reliability diagram") and subtitle.
     size : int
         Width and height of a panel.
 
     Returns
     -------
     altair.LayerChart or altair.FacetChart
+        Layers: the dashed diagonal, the line through the bins, the intervals (when given) and
+        the points sized by ``n``; one panel per ``facet`` value when ``facet`` is given.
 
     Examples
     --------
@@ -198,12 +203,15 @@ def calibration_curve(
     color : str, optional
         Column distinguishing maps (e.g. judge or method).
     title, subtitle : str, optional
+        Chart title (default "Calibration map") and subtitle.
     size : int
         Width and height in pixels.
 
     Returns
     -------
     altair.LayerChart
+        The dashed diagonal and the map as a line (drawn as steps when it has fewer than 40
+        points), both axes on [0, 1].
 
     Examples
     --------

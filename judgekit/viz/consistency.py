@@ -58,6 +58,8 @@ def consistency_vs_winrate(
     Returns
     -------
     altair.LayerChart or altair.FacetChart
+        As :func:`metric_scatter` draws it: the points, the fitted curve, a dashed line at win
+        rate 0.5 (and at PF = 0); one panel per ``facet`` value when ``facet`` is given.
 
     Examples
     --------
@@ -115,12 +117,15 @@ def agreement_heatmap(
     order : sequence of str, optional
         Judge order on both axes.
     title, subtitle : str, optional
+        Chart title (default "Mutual agreement between judges") and subtitle.
     cell : int
         Cell size in pixels.
 
     Returns
     -------
     altair.LayerChart or altair.FacetChart
+        The coloured cells and their values; one panel per ``facet`` value (each with its own
+        judges on the axes) when ``facet`` is given.
 
     Examples
     --------
@@ -204,6 +209,8 @@ def disagreement_histogram(
     Returns
     -------
     altair.LayerChart or altair.HConcatChart
+        The bars (instances, left axis) and the cumulative-share line (right axis); with
+        ``facet``, one such panel per value side by side.
 
     Examples
     --------

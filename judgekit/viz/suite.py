@@ -44,6 +44,8 @@ def robustness_bars(
     Returns
     -------
     altair.LayerChart
+        The robustness bars, their intervals as rules (when the frame has them) and the
+        consistency ticks.
 
     Examples
     --------

@@ -65,6 +65,8 @@ def leaderboard_slope(
     Returns
     -------
     altair.LayerChart
+        One line per model from ``before`` to ``after`` with points at both ends, and the
+        model names at the right end.
 
     Examples
     --------
@@ -165,6 +167,8 @@ def arena_scatter(
     Returns
     -------
     altair.FacetChart
+        One panel per ``y`` column (each with its own vertical scale) holding the points, a
+        least-squares trend line and, with ``labels``, the model names.
 
     Examples
     --------
@@ -238,6 +242,8 @@ def gameability_bars(
     Returns
     -------
     altair.FacetChart
+        One panel per ``value`` column; in a panel, one group of bars per model with one bar
+        per variant.
 
     Examples
     --------
@@ -303,12 +309,14 @@ def winrate_matrix(
     text : bool, optional
         Write values in cells (default: when there are at most 16 models).
     title, subtitle : str, optional
+        Chart title (default "Predicted win rate against any baseline") and subtitle.
     cell : int
         Cell size in pixels.
 
     Returns
     -------
     altair.LayerChart
+        The cells on a diverging colour scale centred at 50% and, with ``text``, their values.
 
     Examples
     --------

@@ -204,10 +204,12 @@ def length_normalized_win_rates(
 
     Parameters
     ----------
-    judgments, pairs, baseline, preference, n_boot, ci, seed
+    judgments, pairs, baseline
         As in :func:`win_rates`.
-    temperature : float
-        T in characters; 500 is the value Dubois et al. (2024) found best on AlpacaEval.
+    temperature : float, default 500
+        T in characters, > 0; 500 is the value Dubois et al. (2024) found best on AlpacaEval.
+    preference, n_boot, ci, seed
+        As in :func:`win_rates`.
 
     Returns
     -------
