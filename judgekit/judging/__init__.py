@@ -2,17 +2,11 @@
 
 from judgekit.judging.batch import collect_batch, run_judges_batch, submit_batch
 from judgekit.judging.cache import Cache, request_key
-from judgekit.judging.engine import (
-    DEFAULT_PRICES,
-    Judge,
-    acomplete,
-    arun_judges,
-    complete,
-    estimate_cost,
-    price_table,
-    run_judges,
-)
+from judgekit.judging.completions import acomplete, complete
+from judgekit.judging.engine import arun_judges, run_judges
+from judgekit.judging.judge import Judge
 from judgekit.judging.logprobs import option_probabilities
+from judgekit.judging.pricing import DEFAULT_PRICES, estimate_cost, price_table
 from judgekit.judging.templates import ParsedVerdict, Template, get_template, list_templates
 from judgekit.sim import Faults, SimServer
 

@@ -11,6 +11,7 @@ everything from the cache and sends nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -20,19 +21,12 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.judging.cache import Cache
-from judgekit.judging.engine import (
-    BATCH_DISCOUNT,
-    Judge,
-    _as_judges,
-    _build_tasks,
-    _cost,
-    _EngineLoop,
-    _make_clients,
-    _prices,
-    _swaps,
-    run_judges,
-)
+from judgekit.judging.cache import Cache, open_cache
+from judgekit.judging.clients import EngineLoop, make_clients
+from judgekit.judging.engine import run_judges
+from judgekit.judging.judge import Judge, as_judges
+from judgekit.judging.pricing import BATCH_DISCOUNT, cost, resolve_prices
+from judgekit.judging.requests import build_tasks, check_swaps
 from judgekit.schema import validate_pairs
 
 __all__ = ["collect_batch", "run_judges_batch", "submit_batch"]
@@ -40,25 +34,15 @@ __all__ = ["collect_batch", "run_judges_batch", "submit_batch"]
 _DONE = {"completed", "failed", "expired", "cancelled"}
 
 
-def _store(cache: bool | str | os.PathLike | Cache | None) -> tuple[Cache, bool]:
-    if cache is None or cache is False:
-        raise ValueError("the Batch API needs a cache to fold the results into (cache=True or a path)")
-    if isinstance(cache, Cache):
-        return cache, False
-    return (Cache() if cache is True else Cache(cache)), True
-
-
 async def _asubmit(pairs, judges, orders, repeats, id_swap, client, cache, api_key, metadata,
                    completion_window) -> str | None:
     pairs = validate_pairs(pairs)
-    tasks = _build_tasks(pairs, _as_judges(judges), orders, repeats, _swaps(id_swap), client)
+    tasks = build_tasks(pairs, as_judges(judges), orders, repeats, check_swaps(id_swap), client)
     endpoints = {t.endpoint for t in tasks}
     if len(endpoints) != 1:
         raise ValueError(f"one batch goes to one endpoint; these judges use {sorted(endpoints)}")
     endpoint = endpoints.pop()
-    store, owned = _store(cache)
-    clients, own_clients = _make_clients([endpoint], client, api_key, 600.0)
-    try:
+    with open_cache(cache, required=True) as store:
         cached = store.get_many([t.key for t in tasks])
         todo = {t.key: {"repeat": t.repeat, "body": t.body} for t in tasks if t.key not in cached}
         if not todo:
@@ -66,19 +50,24 @@ async def _asubmit(pairs, judges, orders, repeats, id_swap, client, cache, api_k
         lines = [json.dumps({"custom_id": k, "method": "POST", "url": "/v1/chat/completions",
                              "body": v["body"]}) for k, v in todo.items()]
         data = ("\n".join(lines) + "\n").encode()
-        api = clients[endpoint]
-        uploaded = await api.files.create(file=("judgekit-batch.jsonl", data), purpose="batch")
-        batch = await api.batches.create(
-            input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-            completion_window=completion_window, metadata=metadata,
-        )
+        async with _client(endpoint, client, api_key) as api:
+            uploaded = await api.files.create(file=("judgekit-batch.jsonl", data), purpose="batch")
+            batch = await api.batches.create(
+                input_file_id=uploaded.id, endpoint="/v1/chat/completions",
+                completion_window=completion_window, metadata=metadata,
+            )
         store.record_batch(batch.id, endpoint, uploaded.id, todo, batch.status)
         return batch.id
+
+
+@contextlib.asynccontextmanager
+async def _client(endpoint: str, client: Any, api_key: str | None):
+    clients, owned = make_clients([endpoint], client, api_key, 600.0)
+    try:
+        yield clients[endpoint]
     finally:
-        for c in own_clients:
+        for c in owned:
             await c.close()
-        if owned:
-            store.close()
 
 
 def submit_batch(
@@ -104,18 +93,15 @@ def submit_batch(
     """
     coro = _asubmit(pairs, judges, orders, repeats, id_swap, client, cache, api_key,
                     dict(metadata) if metadata else None, completion_window)
-    return _EngineLoop.run(coro)
+    return EngineLoop.run(coro)
 
 
 async def _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeout, prices):
-    store, owned = _store(cache)
-    try:
+    table = resolve_prices(prices)
+    with open_cache(cache, required=True) as store:
         endpoint, requests = store.batch_requests(batch_id)
-        clients, own_clients = _make_clients([endpoint], client, api_key, 600.0)
-        api = clients[endpoint]
-        table = _prices(prices)
-        start = time.monotonic()
-        try:
+        async with _client(endpoint, client, api_key) as api:
+            start = time.monotonic()
             while True:
                 batch = await api.batches.retrieve(batch_id)
                 store.update_batch(batch_id, status=batch.status)
@@ -135,43 +121,42 @@ async def _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeo
                     continue
                 content = await api.files.content(file_id)
                 for line in content.text.splitlines():
-                    if not line.strip():
-                        continue
-                    item = json.loads(line)
-                    key = item.get("custom_id")
-                    if key not in requests:
-                        raise ValueError(f"batch {batch_id} returned an unknown custom_id {key!r}")
-                    seen.add(key)
-                    response = item.get("response") or {}
-                    if is_error or item.get("error") or response.get("status_code") != 200:
-                        summary["failed"] += 1
-                        continue
-                    body = response.get("body") or {}
-                    usage = body.get("usage") or {}
-                    request = requests[key]
-                    model = request["body"]["model"]
-                    pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
-                    ok = bool(body.get("choices"))
-                    stored = store.put({
-                        "key": key, "endpoint": endpoint, "model": model,
-                        "repeat": request["repeat"], "request": json.dumps(request["body"], sort_keys=True),
-                        "response": json.dumps(body), "status": "ok" if ok else "paid_error",
-                        "error": None if ok else "api: response has no choices",
-                        "prompt_tokens": pt, "completion_tokens": ct,
-                        "cost_usd": _cost(model, pt or 0, ct or 0, table, BATCH_DISCOUNT),
-                        "latency_s": None, "source": "batch",
-                    })
-                    summary["stored" if stored else "already_cached"] += 1
-            summary["missing"] = len(set(requests) - seen)
-            store.update_batch(batch_id, status=batch.status,
-                               output_file_id=batch.output_file_id, collected_at=time.time())
-            return summary
-        finally:
-            for c in own_clients:
-                await c.close()
-    finally:
-        if owned:
-            store.close()
+                    if line.strip():
+                        outcome = _fold(line, is_error, batch_id, endpoint, requests, store, table)
+                        seen.add(outcome[0])
+                        summary[outcome[1]] += 1
+        summary["missing"] = len(set(requests) - seen)
+        store.update_batch(batch_id, status=batch.status,
+                           output_file_id=batch.output_file_id, collected_at=time.time())
+        return summary
+
+
+def _fold(line: str, is_error: bool, batch_id: str, endpoint: str, requests: Mapping[str, Any],
+          store: Cache, table: Mapping[str, tuple[float, float]]) -> tuple[str, str]:
+    """Store one output line of a batch; (its key, the summary count it adds to)."""
+    item = json.loads(line)
+    key = item.get("custom_id")
+    if key not in requests:
+        raise ValueError(f"batch {batch_id} returned an unknown custom_id {key!r}")
+    response = item.get("response") or {}
+    if is_error or item.get("error") or response.get("status_code") != 200:
+        return key, "failed"
+    body = response.get("body") or {}
+    usage = body.get("usage") or {}
+    request = requests[key]
+    model = request["body"]["model"]
+    pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    ok = bool(body.get("choices"))
+    stored = store.put({
+        "key": key, "endpoint": endpoint, "model": model,
+        "repeat": request["repeat"], "request": json.dumps(request["body"], sort_keys=True),
+        "response": json.dumps(body), "status": "ok" if ok else "paid_error",
+        "error": None if ok else "api: response has no choices",
+        "prompt_tokens": pt, "completion_tokens": ct,
+        "cost_usd": cost(model, pt or 0, ct or 0, table, BATCH_DISCOUNT),
+        "latency_s": None, "source": "batch",
+    })
+    return key, "stored" if stored else "already_cached"
 
 
 def collect_batch(
@@ -194,7 +179,7 @@ def collect_batch(
         missing requests are not cached; :func:`~judgekit.run_judges` sends them live.
     """
     coro = _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeout, prices)
-    return _EngineLoop.run(coro)
+    return EngineLoop.run(coro)
 
 
 def run_judges_batch(

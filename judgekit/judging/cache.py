@@ -10,18 +10,20 @@ first response stored for a key wins.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["Cache", "request_key"]
+__all__ = ["Cache", "open_cache", "request_key"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -238,3 +240,28 @@ class Cache:
         else:
             raise ValueError(f"export to .parquet or .csv, got {path.name!r}")
         return path
+
+
+@contextlib.contextmanager
+def open_cache(
+    cache: bool | str | os.PathLike | Cache | None, *, required: bool = False
+) -> Iterator[Cache | None]:
+    """The cache a run asks for, closed on exit when opened here.
+
+    ``True``: the default file; a path: that file; a :class:`Cache`: itself (left open);
+    ``False``/``None``: no cache (an error when ``required``).
+    """
+    if cache is None or cache is False:
+        if required:
+            raise ValueError("the Batch API needs a cache to fold the results into "
+                             "(cache=True or a path)")
+        yield None
+        return
+    if isinstance(cache, Cache):
+        yield cache
+        return
+    store = Cache() if cache is True else Cache(cache)
+    try:
+        yield store
+    finally:
+        store.close()

@@ -185,7 +185,7 @@ def _rewrite(
     pairs: pd.DataFrame, kind: str, model: str, *, variants: Sequence[str] | None, target: str, seed: int,
     options: dict[str, Any],
 ) -> pd.DataFrame:
-    from judgekit.judging.engine import complete
+    from judgekit.judging import complete
 
     requests = rewrite_requests(pairs, kind, variants=variants, target=target, seed=seed)
     if requests.empty:
@@ -335,7 +335,7 @@ def refine_pairs(
     Ye et al. (2024), appendix C; Xu et al. (2024), Pride and Prejudice: LLM Amplifies
     Self-Bias in Self-Refinement.
     """
-    from judgekit.judging.engine import complete
+    from judgekit.judging import complete
 
     check_choice([side], ("a", "b"), "side")
     df = prepare(pairs)
