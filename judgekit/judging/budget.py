@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-__all__ = ["Budget"]
+__all__ = ["Budget", "Reservation"]
 
 
 class Budget:
@@ -46,6 +46,7 @@ class Budget:
         """Reserve ``upper`` USD: wait while calls in flight hold the rest; False (and stop for
         good) when even the money not yet charged cannot cover it."""
         if self.limit is None:
+            self.reserved += upper
             return True
         while True:
             if self.stopped or self.charged + upper > self.limit:
@@ -69,3 +70,40 @@ class Budget:
         if self._freed is not None:
             freed, self._freed = self._freed, None
             freed.set()
+
+
+class Reservation:
+    """The part of the budget one call holds: its upper bound, while it is in flight.
+
+    Examples
+    --------
+    >>> import asyncio
+    >>> budget = Budget(1.0)
+    >>> money = Reservation(budget, 0.4)
+    >>> asyncio.run(money.take())
+    True
+    >>> asyncio.run(money.renew()), budget.charged   # an attempt that may have been billed
+    (True, 0.4)
+    >>> money.settle(0.1); round(budget.charged, 10), budget.reserved
+    (0.5, 0.0)
+    """
+
+    def __init__(self, budget: Budget, upper: float) -> None:
+        self.budget, self.upper, self.held = budget, upper, False
+
+    async def take(self) -> bool:
+        """Reserve the upper bound (False: the budget cannot cover it; nothing is held)."""
+        self.held = await self.budget.reserve(self.upper)
+        return self.held
+
+    async def renew(self) -> bool:
+        """The last attempt may have been billed: charge it at the upper bound, then reserve
+        for the next attempt (False when the budget cannot cover it)."""
+        self.settle(self.upper)
+        return await self.take()
+
+    def settle(self, charge: float) -> None:
+        """Replace the reservation by ``charge`` (no await in between)."""
+        if self.held:
+            self.held = False
+            self.budget.settle(self.upper, charge)

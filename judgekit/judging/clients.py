@@ -14,8 +14,12 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from judgekit._aioloop import BackgroundLoop
+from judgekit.judging.secrets import public_endpoint
 
-__all__ = ["EngineLoop", "Progress", "is_loopback", "make_clients"]
+__all__ = ["CONNECT_TIMEOUT", "EngineLoop", "Progress", "is_loopback", "make_clients"]
+
+#: seconds a connection may take to open
+CONNECT_TIMEOUT = 10.0
 
 T = TypeVar("T")
 
@@ -26,20 +30,22 @@ def is_loopback(url: str) -> bool:
     return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
 
 
-def make_clients(endpoints: Iterable[str], client: Any, api_key: str | None,
+def make_clients(urls: Iterable[str], client: Any, api_key: str | None,
                  timeout: float) -> tuple[dict[str, Any], list[Any]]:
-    """One AsyncOpenAI per endpoint (retries off: the engine retries), and the ones to close.
+    """One AsyncOpenAI per URL (retries off: the engine retries), and the ones to close.
 
     The key is ``api_key``, else the passed-in client's, else ``OPENAI_API_KEY``; a loopback
-    endpoint needs none.
+    endpoint needs none. Connecting may take at most ``CONNECT_TIMEOUT`` seconds (or
+    ``timeout`` when shorter), so an unreachable host is found out quickly.
     """
     import openai
 
+    limit = openai.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
     clients, owned = {}, []
-    for endpoint in sorted(set(endpoints)):
+    for endpoint in sorted(set(urls)):
         if isinstance(client, openai.AsyncOpenAI):
             same = str(client.base_url).rstrip("/") == endpoint
-            c = client.with_options(max_retries=0, timeout=timeout,
+            c = client.with_options(max_retries=0, timeout=limit,
                                     **({} if same else {"base_url": endpoint}))
         else:
             key = api_key
@@ -52,15 +58,15 @@ def make_clients(endpoints: Iterable[str], client: Any, api_key: str | None,
                     key = "judgekit-local"
                 else:
                     raise ValueError(
-                        f"no API key for {endpoint}: set OPENAI_API_KEY, pass api_key=..., or pass "
-                        "client=openai.AsyncOpenAI(...)"
+                        f"no API key for {public_endpoint(endpoint)}: set OPENAI_API_KEY, pass "
+                        "api_key=..., or pass client=openai.AsyncOpenAI(...)"
                     )
             kwargs = {}
             if client is not None:
                 for name in ("organization", "project"):
                     if getattr(client, name, None):
                         kwargs[name] = getattr(client, name)
-            c = openai.AsyncOpenAI(base_url=endpoint, api_key=key, max_retries=0, timeout=timeout,
+            c = openai.AsyncOpenAI(base_url=endpoint, api_key=key, max_retries=0, timeout=limit,
                                    **kwargs)
             owned.append(c)
         clients[endpoint] = c

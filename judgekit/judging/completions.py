@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.judging.cache import Cache, request_key
+from judgekit.judging.cache import Cache
 from judgekit.judging.clients import Progress
 from judgekit.judging.config import RunConfig
 from judgekit.judging.requests import Call, endpoint_of
+from judgekit.judging.responses import message_text
 from judgekit.judging.runner import adrive, bind, drive, run_calls
 
 __all__ = ["acomplete", "complete"]
@@ -43,7 +44,7 @@ class CompletionJob:
             raise ValueError(f"model must be a non-empty string, got {model!r}")
         if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
             raise ValueError(f"repeats must be an integer >= 1, got {repeats}")
-        endpoint = endpoint_of(values["base_url"], config.client)
+        url = endpoint_of(values["base_url"], config.client)
         calls, index = [], []
         for pid, messages in zip(ids, conversations):
             for k in range(int(repeats)):
@@ -52,9 +53,9 @@ class CompletionJob:
                         **(values["extra"] or {})}
                 if values["seed"] is not None:
                     body["seed"] = int(values["seed"]) + k
-                key = request_key(endpoint, body, k)
-                calls.append(Call(key, endpoint, body, k))
-                index.append((pid, k, key))
+                call = Call.make(url, body, k)
+                calls.append(call)
+                index.append((pid, k, call.key))
         return cls(index, calls, config)
 
     async def run(self, progress: Progress) -> pd.DataFrame:
@@ -74,7 +75,7 @@ def completion(row: Mapping[str, Any]) -> dict[str, Any]:
     text, finish, error = None, None, row.get("error")
     if row["status"] == "ok":
         choice = json.loads(row["response"])["choices"][0]
-        text = (choice.get("message") or {}).get("content")
+        text = message_text(choice.get("message"))
         finish = choice.get("finish_reason")
         if finish == "length":
             error = "truncated (finish_reason=length)"
@@ -138,6 +139,10 @@ def complete(
     backoff_max: float = RunConfig.backoff_max,
     prices: Mapping[str, tuple[float, float]] | None = RunConfig.prices,
     retry_errors: bool = RunConfig.retry_errors,
+    rpm: int | Mapping[str, int] | None = RunConfig.rpm,
+    tpm: int | Mapping[str, int] | None = RunConfig.tpm,
+    rate_window: float = RunConfig.rate_window,
+    pending_batches: str = RunConfig.pending_batches,
 ) -> pd.DataFrame:
     """Cached, concurrent chat completions for non-judging calls (e.g. LLM rewrites).
 
@@ -161,7 +166,7 @@ def complete(
         Further request parameters, sent in the body.
     base_url : str, optional
         The endpoint (else the client's, or ``OPENAI_BASE_URL``, or OpenAI's).
-    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors
+    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches
         As in :func:`run_judges`.
 
     Returns

@@ -17,6 +17,7 @@ from typing import Any
 
 from judgekit.judging.cache import Cache
 from judgekit.judging.pricing import resolve_prices
+from judgekit.judging.secrets import public_endpoint
 
 __all__ = ["RunConfig"]
 
@@ -58,6 +59,10 @@ class RunConfig:
     backoff_max: float = 60.0
     prices: Mapping[str, Any] | None = None
     retry_errors: bool = False
+    rpm: int | Mapping[str, int] | None = None
+    tpm: int | Mapping[str, int] | None = None
+    rate_window: float = 60.0
+    pending_batches: str = "skip"
     price_table: dict[str, tuple[float, float]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -69,6 +74,21 @@ class RunConfig:
         _number("backoff_base", self.backoff_base)
         _number("backoff_max", self.backoff_max)
         _flag("retry_errors", self.retry_errors)
+        if self.backoff_max < self.backoff_base:
+            raise ValueError(f"backoff_max ({self.backoff_max!r}) must be >= backoff_base "
+                             f"({self.backoff_base!r})")
+        for name in ("rpm", "tpm"):
+            value = getattr(self, name)
+            if isinstance(value, Mapping):
+                value = {public_endpoint(str(k)): v for k, v in value.items()}
+                object.__setattr__(self, name, value)
+            for limit in (value.values() if isinstance(value, Mapping) else [value]):
+                if limit is not None:
+                    _integer(name, limit, minimum=1)
+        _number("rate_window", self.rate_window, strict=True)
+        if self.pending_batches not in ("skip", "send"):
+            raise ValueError("pending_batches must be 'skip' (leave requests held by a batch not "
+                             f"collected yet) or 'send', got {self.pending_batches!r}")
         if self.api_key is not None and not isinstance(self.api_key, str):
             raise ValueError(f"api_key must be a string, got {type(self.api_key).__name__}")
         if not (self.cache is None or isinstance(self.cache, (bool, str, os.PathLike, Cache))):
@@ -81,6 +101,23 @@ class RunConfig:
                 raise ValueError("client must be an openai.AsyncOpenAI or openai.OpenAI, got "
                                  f"{type(self.client).__name__}")
         object.__setattr__(self, "price_table", resolve_prices(self.prices))
+
+    def limits_for(self, endpoint: str) -> tuple[int | None, int | None]:
+        """(rpm, tpm) given for ``endpoint``."""
+        return tuple(  # type: ignore[return-value]
+            value.get(endpoint) if isinstance(value, Mapping) else value
+            for value in (self.rpm, self.tpm)
+        )
+
+    def check_endpoints(self, endpoints: set[str]) -> None:
+        """Refuse per-endpoint limits for endpoints the run does not call."""
+        for name in ("rpm", "tpm"):
+            value = getattr(self, name)
+            if isinstance(value, Mapping):
+                unknown = sorted(set(value) - endpoints)
+                if unknown:
+                    raise ValueError(f"{name} names endpoints the run does not call: {unknown}; "
+                                     f"it calls {sorted(endpoints)}")
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> RunConfig:

@@ -86,6 +86,10 @@ def run_judges(
     backoff_max: float = RunConfig.backoff_max,
     prices: Mapping[str, tuple[float, float]] | None = RunConfig.prices,
     retry_errors: bool = RunConfig.retry_errors,
+    rpm: int | Mapping[str, int] | None = RunConfig.rpm,
+    tpm: int | Mapping[str, int] | None = RunConfig.tpm,
+    rate_window: float = RunConfig.rate_window,
+    pending_batches: str = RunConfig.pending_batches,
 ) -> pd.DataFrame:
     """Judge every pair with every judge, in each order, ID arrangement and repeat.
 
@@ -108,33 +112,51 @@ def run_judges(
         The client (its base URL and key); default: one made from each judge's ``base_url`` and
         ``OPENAI_API_KEY``. Its own retries are turned off: the engine retries.
     concurrency : int
-        Requests in flight at once.
+        Requests in flight at once (at most: the engine lowers it after 429 answers and raises
+        it again as calls succeed).
     budget_usd : float, optional
         Never let the spend exceed this (at the price table's rates). Each call reserves an
         upper bound of its cost (UTF-8 bytes of the messages as prompt tokens, plus
-        ``max_tokens``) while in flight, and is charged its real cost from the returned usage
-        (its upper bound when the answer carries no usage or the client timed out). A call waits
-        while the budget is held by calls in flight; sending stops for good once the remaining
-        budget cannot cover the next call. Calls already made are kept and a warning says how
-        many were not sent.
+        ``max_tokens``) while in flight, and is charged its real cost from the returned usage.
+        It is charged its upper bound when it may have been billed without a usable usage: an
+        answer without believable usage, a client timeout, a connection dropped after the
+        request was sent; a retry then needs a fresh reservation. A call waits while the budget
+        is held by calls in flight; sending stops for good once the remaining budget cannot
+        cover the next call. Calls already made are kept and a warning says how many were not
+        sent.
     progress : bool
         Show a progress bar (``tqdm.auto``).
     cache : bool, str, path or Cache
         Where answers are stored: True, the default file under ``JUDGEKIT_CACHE_DIR``; a path;
-        a :class:`~judgekit.judging.cache.Cache`; False, none.
+        a :class:`~judgekit.judging.cache.Cache` (``Cache(path, read_only=True)`` reads without
+        storing); False, none. A cache that cannot be written raises
+        :class:`~judgekit.exceptions.CacheError` before any call.
     api_key : str, optional
         The key (else the client's, else ``OPENAI_API_KEY``).
     timeout : float
-        Seconds a call may take before it is abandoned and retried.
+        Seconds a call may take before it is abandoned (connecting: at most 10 s).
     max_retries : int
         Retries per call after failures that were not paid.
     backoff_base, backoff_max : float
         Exponential backoff with full jitter: the n-th retry waits up to
-        ``min(backoff_max, backoff_base * 2**(n-1))`` seconds.
+        ``min(backoff_max, backoff_base * 2**(n-1))`` seconds. A ``Retry-After`` is waited
+        instead, when it is at most ``backoff_max``; a server asking for longer ends the call
+        as an error (logged at WARNING).
     prices : mapping, optional
         ``{model: (input, output)}`` USD per 1M tokens, added to :data:`DEFAULT_PRICES`.
     retry_errors : bool
         Request again the calls that were paid but unusable (e.g. malformed JSON).
+    rpm, tpm : int or mapping, optional
+        Requests and tokens per ``rate_window`` the endpoint admits (a mapping gives them per
+        endpoint URL). Calls are paced to stay within them; tokens are estimated before a call
+        and corrected from its usage. Without them the engine learns the limits from the
+        ``x-ratelimit-limit-*`` headers or from 429 answers (see
+        :mod:`judgekit.judging.limits`).
+    rate_window : float
+        Seconds the limits count over (60: per minute).
+    pending_batches : {"skip", "send"}
+        Requests recorded in a batch that was not collected yet are not sent (``"skip"``, with
+        a warning naming the batches) or sent again (``"send"``: paid twice).
 
     Returns
     -------
@@ -143,17 +165,33 @@ def run_judges(
         ``model, template, temperature, raw, error, p_note, finish_reason, prompt_tokens,
         completion_tokens, cost_usd, latency_s, cached, request_key``. ``error`` starts with
         ``api:`` (the call failed) or ``parse:`` (no verdict in the answer); ``p_note`` says why
-        ``p_a`` is missing or floored. ``judgments.attrs["judgekit_run"]`` holds the run's counts
-        (cached, called, paid, errors, retries, abandoned timeouts, not run, cost, time).
+        ``p_a`` is missing or floored. ``judgments.attrs["judgekit_run"]`` holds the run's
+        counts: ``requests, cached, cached_elsewhere`` (answered by another run sharing the
+        cache), ``called, paid, errors, retries, rate_limited, retry_after_too_long, gave_up,
+        abandoned_timeouts, dropped_connections, usage_missing, not_run_budget,
+        not_run_pending_batch, not_run_stopped, not_stored, cost_usd`` (from the usage),
+        ``unconfirmed_usd`` (upper bound of what may have been billed beyond it),
+        ``pending_batches, cache_error, elapsed_s``.
+
+    Raises
+    ------
+    ValueError
+        A bad argument, before anything is sent.
+    judgekit.exceptions.CacheError
+        The cache cannot be opened or written, before anything is sent.
+    judgekit.exceptions.JudgeConnectionError
+        An endpoint cannot be reached: its first calls each failed to connect twice (or, after
+        it answered, twice ``concurrency`` attempts in a row failed). Answers received before
+        are stored.
 
     Notes
     -----
-    Each request is keyed by sha256(endpoint, body, repeat); paid responses are committed to the
-    SQLite cache before they count, so a re-run (also after a crash) sends only what is missing.
-    Failures that were not paid (429, 5xx, dropped connections, timeouts) are retried with
-    exponential backoff and full jitter, waiting ``Retry-After`` when the server gives it; paid but
-    unusable answers (malformed JSON, no choices) are recorded, not retried. A timed-out call may
-    have been billed by the endpoint; such calls are counted in ``abandoned_timeouts``.
+    Each request is keyed by sha256(endpoint without credentials, body, repeat); paid responses
+    are committed to the SQLite cache before they count, so a re-run (also after a crash) sends
+    only what is missing. Runs in several processes sharing a cache claim each request before
+    sending it, so each distinct request is paid once. Failures that were not paid (429, 5xx,
+    connection failures) are retried; paid but unusable answers (malformed JSON, no choices) are
+    recorded, not retried. docs/engine.md states the guarantees.
 
     Examples
     --------

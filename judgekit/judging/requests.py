@@ -13,6 +13,7 @@ import pandas as pd
 
 from judgekit.judging.cache import request_key
 from judgekit.judging.judge import Judge
+from judgekit.judging.secrets import public_endpoint
 from judgekit.judging.templates import _check_order
 
 __all__ = ["Call", "Task", "build_tasks", "check_orders", "check_swaps", "endpoint_of"]
@@ -22,12 +23,26 @@ DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 
 @dataclass
 class Call:
-    """One request to send: its cache key, endpoint, body and repeat index."""
+    """One request to send: its cache key, endpoint, body and repeat index.
+
+    ``endpoint`` is the URL without credentials (it keys and labels the cache); ``url`` is the one
+    the client uses (with credentials, when the base URL carries them).
+    """
 
     key: str
     endpoint: str
     body: dict[str, Any]
     repeat: int
+    url: str = ""
+
+    def __post_init__(self) -> None:
+        self.url = self.url or self.endpoint
+
+    @classmethod
+    def make(cls, url: str, body: dict[str, Any], repeat: int) -> Call:
+        """The call of ``body`` (repeat ``repeat``) to ``url``."""
+        endpoint = public_endpoint(url)
+        return cls(request_key(endpoint, body, repeat), endpoint, body, repeat, url)
 
 
 @dataclass
@@ -58,7 +73,7 @@ class Task:
 
 
 def endpoint_of(base_url: str | None, client: Any) -> str:
-    """The endpoint a request goes to: the judge's ``base_url``, else the client's, else
+    """The URL a request goes to: the judge's ``base_url``, else the client's, else
     ``OPENAI_BASE_URL``, else OpenAI's."""
     if base_url:
         return base_url.rstrip("/")
@@ -71,14 +86,24 @@ def check_swaps(id_swap: bool | Sequence[bool]) -> tuple[bool, ...]:
     """``id_swap`` as a tuple of distinct bools."""
     if isinstance(id_swap, (bool, np.bool_)):
         return (bool(id_swap),)
+    if isinstance(id_swap, (str, bytes)) or not isinstance(id_swap, (Sequence, np.ndarray)):
+        raise ValueError(f"id_swap must be a bool or a sequence of bools, got {id_swap!r}")
+    if not all(isinstance(s, (bool, np.bool_)) for s in id_swap):
+        raise ValueError(f"id_swap must hold True/False only, got {list(id_swap)!r}")
     out = tuple(bool(s) for s in id_swap)
     if not out:
         raise ValueError("id_swap must be a bool or a non-empty sequence of bools")
+    if len(set(out)) != len(out):
+        raise ValueError(f"id_swap repeats an arrangement: {out}; each is judged once per "
+                         "order (use repeats= for identical requests)")
     return out
 
 
 def check_orders(orders: Sequence[str]) -> tuple[str, ...]:
     """``orders`` as a tuple of permutations of the same length."""
+    if isinstance(orders, str):
+        raise ValueError(f"orders must be a sequence of orders such as ('ab', 'ba'), got the "
+                         f"string {orders!r}")
     orders = tuple(orders)
     if not orders:
         raise ValueError("orders must not be empty")
@@ -87,6 +112,10 @@ def check_orders(orders: Sequence[str]) -> tuple[str, ...]:
     sizes = {len(o) for o in orders}
     if len(sizes) != 1:
         raise ValueError(f"all orders must show the same number of responses, got {orders}")
+    repeated = sorted({o for o in orders if orders.count(o) > 1})
+    if repeated:
+        raise ValueError(f"orders repeat {repeated}: each order is judged once (use repeats= "
+                         "for identical requests)")
     return orders
 
 
@@ -107,7 +136,7 @@ def build_tasks(
         if bad.any():
             ids = pairs.loc[bad, "pair_id"].astype(str).tolist()[:5]
             raise ValueError(f"pairs: column {column!r} has missing text (pair_id: {', '.join(ids)})")
-    if not isinstance(repeats, (int, np.integer)) or repeats < 1:
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ValueError(f"repeats must be an integer >= 1, got {repeats}")
     for j in judges:
         if j.template.max_responses < n:
@@ -116,7 +145,7 @@ def build_tasks(
     rows = pairs.to_dict("records")
     tasks = []
     for judge in judges:
-        endpoint = endpoint_of(judge.base_url, client)
+        url = endpoint_of(judge.base_url, client)
         for row in rows:
             for order in orders:
                 for swap in swaps:
@@ -125,7 +154,6 @@ def build_tasks(
                     except ValueError as exc:
                         raise ValueError(f"pair {row['pair_id']!r}, judge {judge.id!r}: {exc}") from exc
                     for k in range(int(repeats)):
-                        body = judge.body(messages, k)
-                        call = Call(request_key(endpoint, body, k), endpoint, body, k)
+                        call = Call.make(url, judge.body(messages, k), k)
                         tasks.append(Task(row["pair_id"], judge, order, swap, call))
     return tasks

@@ -13,10 +13,31 @@ import pandas as pd
 from judgekit.judging.logprobs import option_probabilities
 from judgekit.judging.requests import Task
 
-__all__ = ["frame", "judgment"]
+__all__ = ["frame", "judgment", "message_text"]
+
+
+def message_text(message: Any) -> str | None:
+    """The text of an answer's message: its ``content`` string, or the text of its content
+    parts; None when it holds no text.
+
+    Examples
+    --------
+    >>> message_text({"content": [{"type": "text", "text": "[[A]]"}]})
+    '[[A]]'
+    >>> message_text({"content": None}) is None, message_text("odd") is None
+    (True, True)
+    """
+    if not isinstance(message, Mapping):
+        return None
+    content = message.get("content")
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, Mapping)]
+        content = "".join(p for p in parts if isinstance(p, str)) if parts else None
+    return content if isinstance(content, str) else None
 
 
 def judgment(task: Task, row: Mapping[str, Any] | None) -> dict[str, Any]:
+    """One row of the judgments table from a stored answer (None: not answered)."""
     template = task.judge.template
     n = len(task.order)
     ids = template.ids_for(n, task.id_swap)
@@ -41,21 +62,21 @@ def judgment(task: Task, row: Mapping[str, Any] | None) -> dict[str, Any]:
     try:
         choice = json.loads(row["response"])["choices"][0]
         message = choice.get("message") or {}
-        text = message.get("content")
+        text = message_text(message)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
         # a stored answer of an unexpected shape: recorded, and the run goes on
         out["error"] = f"api: unreadable response ({type(exc).__name__}: {exc})"
         return out
     out["raw"] = text
     out["finish_reason"] = choice.get("finish_reason")
-    prompt_text = "\n".join(str(m.get("content", "")) for m in task.body["messages"])
-    parsed = template.parse(text, prompt_text=prompt_text)
+    parsed = template.parse(text)
     if parsed.option is None:
         reason = parsed.error
         if choice.get("finish_reason") == "length":
             reason = f"truncated (finish_reason=length); {reason}"
-        if message.get("refusal"):
-            reason = f"refused: {message['refusal']}"
+        refusal = message.get("refusal") if isinstance(message, Mapping) else None
+        if refusal:
+            reason = f"refused: {refusal}"
         out["error"] = f"parse: {reason}"
         return out
     letters = task.order
@@ -83,6 +104,7 @@ _FRONT = ["pair_id", "judge", "order", "id_swap", "repeat", "verdict", "p_a", "p
 
 
 def frame(rows: list[dict[str, Any]], n: int) -> pd.DataFrame:
+    """The judgments frame of these rows, in the column order of :mod:`judgekit.schema`."""
     df = pd.DataFrame(rows)
     if df.empty:
         df = pd.DataFrame(columns=[*_FRONT[:5], "verdict", *[f"p_{x}" for x in "abcd"[:n]]])
