@@ -171,8 +171,8 @@ class Cache:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         if self.path.is_dir():
-            raise CacheError(f"the judge cache {self.path} is a directory; pass the path of a "
-                             "file in it, e.g. cache='.../judge-cache.sqlite'")
+            raise CacheError(f"the judge cache {self.path} is a directory; pass cache= the path "
+                             "of a file, e.g. a judge-cache.sqlite inside it")
         if self.read_only:
             if not self.path.is_file():
                 raise CacheError(f"the judge cache {self.path} does not exist (read_only=True "
