@@ -228,7 +228,9 @@ class SimServer:
         from the ``rpm``/``tpm`` limiter, of which ``rate_limited_requests`` and
         ``rate_limited_tokens`` exceeded each limit (a request can exceed both) and
         ``rate_limited_too_large`` can never fit; ``fault_<kind>`` per injected fault (``fault_429``
-        ...); ``rejected``: requests answered 400; ``batch_requests``: batch lines answered.
+        ...); ``rejected``: requests answered 400; ``batch_requests``: batch lines answered;
+        ``billed_prompt_tokens`` / ``billed_completion_tokens``: the true usage of the paid chat
+        answers (whatever the answer then says or whether it arrives), to price what was billed.
         """
         return self._counters.events()
 
@@ -378,7 +380,7 @@ class SimServer:
             return error_response(400, str(exc), headers=headers)
         if delay:
             await asyncio.sleep(delay)
-        self._counters.paid(digest.hex())
+        self._counters.paid(digest.hex(), payload["usage"])
         if fault == "drop_paid":
             count("fault_drop_paid")
             request.transport.close()
