@@ -10,6 +10,7 @@ was spent.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -26,14 +27,14 @@ def _number(name: str, value: Any, *, minimum: float = 0.0, strict: bool = False
             allow_none: bool = False) -> None:
     if value is None and allow_none:
         return
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value < minimum or (strict and value == minimum):
         bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
 
 
 def _integer(name: str, value: Any, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 

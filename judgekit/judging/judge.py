@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgekit.judging.secrets import public_endpoint
 from judgekit.judging.templates import Template, get_template
 
 __all__ = ["Judge", "as_judges"]
@@ -63,15 +65,33 @@ class Judge:
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model:
-            raise ValueError("Judge.model must be a non-empty string")
+            raise ValueError(f"Judge.model must be a non-empty string, got {self.model!r}")
         object.__setattr__(self, "template", get_template(self.template))
+        if not isinstance(self.extra, Mapping):
+            raise ValueError(f"Judge.extra must be a mapping of request parameters, got "
+                             f"{type(self.extra).__name__}")
         object.__setattr__(self, "extra", dict(self.extra))
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
-        if not 0 <= self.top_logprobs <= 20:
-            raise ValueError(f"top_logprobs must be in 0..20, got {self.top_logprobs}")
+        t = self.temperature
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < float("inf"):
+            raise ValueError(f"Judge.temperature must be a finite number >= 0, got {t!r}")
+        for name, low, high in (("max_tokens", 1, None), ("top_logprobs", 0, 20), ("seed", None, None)):
+            value = getattr(self, name)
+            if value is None and name != "top_logprobs":
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+                    or (low is not None and value < low) or (high is not None and value > high):
+                span = f" in {low}..{high}" if high is not None else f" >= {low}" if low else ""
+                raise ValueError(f"Judge.{name} must be an integer{span}, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        if not isinstance(self.logprobs, bool):
+            raise ValueError(f"Judge.logprobs must be True or False, got {self.logprobs!r}")
+        for name in ("base_url", "name"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"Judge.{name} must be a non-empty string, got {value!r}")
+        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"Judge.base_url must start with http:// or https://, got "
+                             f"{public_endpoint(self.base_url)!r}")
         clash = {"model", "messages", "temperature", "max_tokens", "logprobs", "top_logprobs",
                  "seed", "stream", "n"} & set(self.extra)
         if clash:
