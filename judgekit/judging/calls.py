@@ -160,7 +160,7 @@ class Sender:
         or not known to be)."""
         import openai
 
-        where = self.endpoints[call.endpoint]
+        where = self.endpoints[call.url]
         client, secrets = where.client, where.secrets
         body = dict(call.body)
         model, messages = body.pop("model"), body.pop("messages")

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from judgekit._aioloop import BackgroundLoop
-from judgekit.judging.secrets import public_endpoint
+from judgekit.judging.secrets import public_endpoint, split_userinfo
 
 __all__ = ["CONNECT_TIMEOUT", "EngineLoop", "Progress", "is_loopback", "make_clients"]
 
@@ -66,7 +66,10 @@ def make_clients(urls: Iterable[str], client: Any, api_key: str | None,
                 for name in ("organization", "project"):
                     if getattr(client, name, None):
                         kwargs[name] = getattr(client, name)
-            c = openai.AsyncOpenAI(base_url=endpoint, api_key=key, max_retries=0, timeout=limit,
+            bare, auth = split_userinfo(endpoint)
+            if auth is not None:   # basic auth, so the URL the HTTP library logs holds no password
+                kwargs["http_client"] = openai.DefaultAsyncHttpxClient(auth=auth)
+            c = openai.AsyncOpenAI(base_url=bare, api_key=key, max_retries=0, timeout=limit,
                                    **kwargs)
             owned.append(c)
         clients[endpoint] = c

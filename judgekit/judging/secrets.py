@@ -2,7 +2,8 @@
 
 The API key travels only in the ``Authorization`` header. Credentials written into a base URL
 (``https://user:token@host/v1``, ``?api-key=...``) are removed from the endpoint that keys and
-labels the cache, and every text a run keeps (error messages, stored answers, judgments) has the
+labels the cache (a ``user:token@`` is sent as HTTP basic auth, so the URL the HTTP library logs
+holds none; a key in the query string is sent, and logged by the HTTP library at INFO, as it is), and every text a run keeps (error messages, stored answers, judgments) has the
 keys it used removed: whole, or a leading part of 12 characters or more (providers often echo a
 prefix of a key). A key that an endpoint transforms before echoing it (hashed, split, re-encoded
 other than as HTTP basic auth) cannot be recognised.
@@ -15,7 +16,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["public_endpoint", "scrub", "scrub_known", "url_secrets"]
+__all__ = ["public_endpoint", "scrub", "scrub_known", "split_userinfo", "url_secrets"]
 
 _KEYLIKE = re.compile(r"\b(?:sk|key|api[-_]?key)[-_][A-Za-z0-9_\-*]{6,}", re.IGNORECASE)
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|sig|auth|credential", re.IGNORECASE)
@@ -40,6 +41,23 @@ def public_endpoint(url: str) -> str:
         pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode([(k, "***" if _SECRET_PARAM.search(k) else v) for k, v in pairs])
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), query, parts.fragment))
+
+
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without ``user:password@``, and the (user, password) it carried (for HTTP basic
+    auth, so the URL the HTTP library logs holds no password).
+
+    Examples
+    --------
+    >>> split_userinfo("http://bob:s%40cret@127.0.0.1:8000/v1")
+    ('http://127.0.0.1:8000/v1', ('bob', 's@cret'))
+    """
+    parts = urlsplit(url)
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if not userinfo:
+        return url, None
+    user, _, password = userinfo.partition(":")
+    return urlunsplit((parts.scheme, host, *parts[2:])), (unquote(user), unquote(password))
 
 
 def url_secrets(url: str) -> list[str]:
