@@ -2,7 +2,6 @@
 process returns exactly what the cache holds. Real processes, real SQLite, real HTTP."""
 
 import json
-import os
 import socket
 import subprocess
 import sys
