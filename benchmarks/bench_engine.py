@@ -17,35 +17,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import _serve_sim
 import openai
 
 import judgekit as jk
-
-
-def start_server(tmp: Path, latency: float, pairs) -> tuple[subprocess.Popen, str]:
-    pairs_file = tmp / "pairs.parquet"
-    pairs.to_parquet(pairs_file)
-    config = tmp / "sim.json"
-    config.write_text(json.dumps({"latency": latency, "pairs": str(pairs_file),
-                                  "judge": {"position_bias": 0.5, "seed": 1}}))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "judgekit.cli", "serve-sim", "--port", "0", "--config", str(config)],
-        stdout=subprocess.PIPE, text=True,
-    )
-    line = proc.stdout.readline()
-    if "http://" not in line:
-        proc.kill()
-        raise RuntimeError(f"serve-sim did not start: {line!r}")
-    url = line.split(" at ", 1)[1].split()[0]
-    return proc, url
 
 
 async def bare_sdk(url: str, bodies: list[dict], concurrency: int) -> float:
@@ -73,7 +52,8 @@ def main() -> None:
     pairs = jk.simulate_pairs(args.requests // 2, median_length=600, seed=0)
     ideal = args.requests * args.latency / args.concurrency
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url = start_server(Path(tmp), args.latency, pairs)
+        proc, url = _serve_sim.start(Path(tmp), {"latency": args.latency,
+                                      "judge": {"position_bias": 0.5, "seed": 1}}, pairs)
         try:
             judge = jk.Judge("sim-judge", "mtbench_pair", base_url=url, seed=0)
             # warm up both paths (imports, connection pools) with a few requests
@@ -99,13 +79,7 @@ def main() -> None:
             rerun = time.perf_counter() - start
             rerun_calls = again.attrs["judgekit_run"]["called"]
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                out, _ = proc.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                raise
-        served = json.loads(out.strip().splitlines()[-1].split("served: ", 1)[1])
+            served = _serve_sim.stop(proc)
 
     print(f"requests {args.requests}, latency {args.latency} s, concurrency {args.concurrency}; "
           f"ideal {ideal:.2f} s")

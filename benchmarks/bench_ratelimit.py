@@ -25,14 +25,12 @@ the same number of calls per window, scaled down.
 from __future__ import annotations
 
 import argparse
-import json
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
+
+import _serve_sim
 
 import judgekit as jk
 from judgekit.sim.chat import completion_budget, prompt_tokens
@@ -40,35 +38,12 @@ from judgekit.sim.chat import completion_budget, prompt_tokens
 VARIANTS = ("given", "adaptive", "adaptive-no-headers")
 
 
-def start_server(tmp: Path, args: argparse.Namespace, pairs, headers: bool):
-    pairs_file = tmp / "pairs.parquet"
-    pairs.to_parquet(pairs_file)
-    config = tmp / "sim.json"
-    config.write_text(json.dumps({
-        "latency": args.latency, "latency_jitter": args.latency / 2, "pairs": str(pairs_file),
-        "judge": {"position_bias": 0.5, "seed": 1}, "rpm": args.rpm, "tpm": args.tpm,
-        "rate_window": args.window, "rate_headers": headers,
-    }))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "judgekit.cli", "serve-sim", "--port", "0", "--config", str(config)],
-        stdout=subprocess.PIPE, text=True,
-    )
-    line = proc.stdout.readline()
-    if "http://" not in line:
-        proc.kill()
-        raise RuntimeError(f"serve-sim did not start: {line!r}")
-    return proc, line.split(" at ", 1)[1].split()[0]
-
-
-def stop_server(proc: subprocess.Popen) -> dict:
-    proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=60)
-    return json.loads(out.strip().splitlines()[-1].split("served: ", 1)[1])
-
-
 def run_variant(name: str, args: argparse.Namespace, pairs, judge_template: str) -> dict:
+    config = {"latency": args.latency, "latency_jitter": args.latency / 2, "rpm": args.rpm,
+              "tpm": args.tpm, "rate_window": args.window, "rate_headers": name != "adaptive-no-headers",
+              "judge": {"position_bias": 0.5, "seed": 1}}
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url = start_server(Path(tmp), args, pairs, headers=name != "adaptive-no-headers")
+        proc, url = _serve_sim.start(Path(tmp), config, pairs)
         try:
             judge = jk.Judge("sim-judge", judge_template, base_url=url, seed=0)
             limits = {"rpm": args.rpm, "tpm": args.tpm} if name == "given" else {}
@@ -79,7 +54,7 @@ def run_variant(name: str, args: argparse.Namespace, pairs, judge_template: str)
                                   progress=False, rate_window=args.window, timeout=60, **limits)
             elapsed = time.perf_counter() - start
         finally:
-            served = stop_server(proc)
+            served = _serve_sim.stop(proc)
     run = j.attrs["judgekit_run"]
     return {"variant": name, "elapsed_s": elapsed, "answered": int(j["error"].isna().sum()),
             "errors": run["errors"], "requests_seen": served.get("requests", 0),

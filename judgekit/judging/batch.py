@@ -35,6 +35,8 @@ from judgekit.schema import validate_pairs
 __all__ = ["collect_batch", "run_judges_batch", "submit_batch"]
 
 _DONE = {"completed", "failed", "expired", "cancelled"}
+_NOTHING = {"batch_id": None, "status": "nothing to submit", "requests": 0, "stored": 0,
+            "already_cached": 0, "failed": 0, "missing": 0}
 
 
 def _plan(pairs, judges, orders, repeats, id_swap, client) -> tuple[list[Task], str]:
@@ -241,8 +243,9 @@ def collect_batch(
 
     Parameters
     ----------
-    batch_id : str
-        A batch recorded in the cache (``Cache.batches()``).
+    batch_id : str or None
+        A batch recorded in the cache (``Cache.batches()``); None (what :func:`submit_batch`
+        returns when there is nothing to submit) gives a summary with nothing to collect.
     client, cache, api_key, prices
         As in :func:`~judgekit.run_judges`. The endpoint is the one recorded with the batch,
         without credentials: pass ``client=`` when its URL needs them.
@@ -268,6 +271,10 @@ def collect_batch(
     >>> summary["status"], summary["stored"]
     ('completed', 4)
     """
+    if batch_id is None:   # what submit_batch returns when there was nothing to submit
+        return dict(_NOTHING)
+    if not isinstance(batch_id, str):
+        raise ValueError(f"batch_id must be a batch id (a string), got {batch_id!r}")
     coro = _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeout, prices)
     return EngineLoop.run(coro)
 
@@ -334,7 +341,7 @@ def run_judges_batch(
                    for b in earlier]
         batch_id, _ = EngineLoop.run(_asubmit(tasks, url, client, store, config.api_key, None,
                                               "24h", config.pending_batches))
-        summary = {"batch_id": None, "status": "nothing to submit", "stored": 0}
+        summary = dict(_NOTHING)
         if batch_id is not None:
             summary = EngineLoop.run(_acollect(batch_id, client, store, config.api_key, True,
                                                **wait))

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judgekit.judging.cache import Cache
 from judgekit.judging.clients import Progress
 from judgekit.judging.config import RunConfig
+from judgekit.judging.engine import run_judges
 from judgekit.judging.requests import Call, endpoint_of
 from judgekit.judging.responses import message_text
 from judgekit.judging.runner import adrive, bind, drive, run_calls
@@ -127,22 +126,7 @@ def complete(
     repeats: int = 1,
     extra: Mapping[str, Any] | None = None,
     base_url: str | None = None,
-    client: Any = RunConfig.client,
-    concurrency: int = RunConfig.concurrency,
-    budget_usd: float | None = RunConfig.budget_usd,
-    progress: bool = RunConfig.progress,
-    cache: bool | str | os.PathLike | Cache | None = RunConfig.cache,
-    api_key: str | None = RunConfig.api_key,
-    timeout: float = RunConfig.timeout,
-    max_retries: int = RunConfig.max_retries,
-    backoff_base: float = RunConfig.backoff_base,
-    backoff_max: float = RunConfig.backoff_max,
-    prices: Mapping[str, tuple[float, float]] | None = RunConfig.prices,
-    retry_errors: bool = RunConfig.retry_errors,
-    rpm: int | Mapping[str, int] | None = RunConfig.rpm,
-    tpm: int | Mapping[str, int] | None = RunConfig.tpm,
-    rate_window: float = RunConfig.rate_window,
-    pending_batches: str = RunConfig.pending_batches,
+    **run: Any,
 ) -> pd.DataFrame:
     """Cached, concurrent chat completions for non-judging calls (e.g. LLM rewrites).
 
@@ -167,7 +151,8 @@ def complete(
     base_url : str, optional
         The endpoint (else the client's, or ``OPENAI_BASE_URL``, or OpenAI's).
     client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches
-        As in :func:`run_judges`.
+        The run settings of :func:`run_judges`, by keyword (the signature lists them with
+        their defaults; ``help(jk.complete)`` shows it).
 
     Returns
     -------
@@ -186,10 +171,29 @@ def complete(
     >>> out[["id", "text"]].to_dict("records")
     [{'id': 'x', 'text': 'MAKE THIS LONGER'}]
     """
-    return drive(CompletionJob.prepare(locals()), "completing")
+    values = {k: v for k, v in locals().items() if k != "run"}
+    return drive(CompletionJob.prepare(_with_run(values, run)), "completing")
 
 
-_SIGNATURE = inspect.signature(complete)
+def _full_signature() -> inspect.Signature:
+    """:func:`complete`'s own parameters followed by the run settings of :func:`run_judges`."""
+    own = [p for p in inspect.signature(complete).parameters.values()
+           if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    shared = inspect.signature(run_judges).parameters
+    run = [shared[name].replace(kind=inspect.Parameter.KEYWORD_ONLY) for name in RUN_KEYWORDS]
+    return inspect.signature(complete).replace(parameters=[*own, *run])
+
+
+def _with_run(values: dict[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(run) - set(RUN_KEYWORDS))
+    if unknown:
+        raise TypeError(f"complete() got unexpected keyword arguments {unknown}")
+    return {**values, **run}
+
+
+RUN_KEYWORDS = [f.name for f in fields(RunConfig) if f.init]
+_SIGNATURE = _full_signature()
+complete.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
 
 
 async def acomplete(*args: Any, **kwargs: Any) -> pd.DataFrame:
@@ -203,7 +207,8 @@ async def acomplete(*args: Any, **kwargs: Any) -> pd.DataFrame:
     >>> out["text"].tolist()
     ['ok']
     """
-    return await adrive(CompletionJob.prepare(bind(_SIGNATURE, args, kwargs)), "completing")
+    values = bind(_SIGNATURE, args, kwargs)
+    return await adrive(CompletionJob.prepare(values), "completing")
 
 
 acomplete.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
