@@ -75,6 +75,7 @@ class Ticket:
     prompt: int
     completion: int
     answered_at: float | None = None
+    logged: bool = True
 
     @property
     def tokens(self) -> int:
@@ -138,12 +139,16 @@ class EndpointLimits:
     def _expire(self, now: float) -> None:
         while self._log and self._log[0].answered_at is not None \
                 and self._log[0].answered_at <= now - self.window:
-            self._tokens -= self._log.popleft().tokens
+            old = self._log.popleft()
+            old.logged = False
+            self._tokens -= old.tokens
 
     def _drop(self, ticket: Ticket) -> None:
-        with contextlib.suppress(ValueError):
-            self._log.remove(ticket)
-            self._tokens -= ticket.tokens
+        if ticket.logged:
+            with contextlib.suppress(ValueError):
+                self._log.remove(ticket)
+                self._tokens -= ticket.tokens
+            ticket.logged = False
 
     def wait_time(self, tokens: int) -> float:
         """Seconds until a call of ``tokens`` fits: 0 now, inf until an answer arrives."""
@@ -212,7 +217,7 @@ class EndpointLimits:
         if prompt_tokens is not None:
             if ticket.raw_prompt > 0:
                 self._ratios.append(prompt_tokens / ticket.raw_prompt)
-            if ticket in self._log:
+            if ticket.logged:
                 self._tokens += prompt_tokens - ticket.prompt
             ticket.prompt = prompt_tokens
         self.cap = min(float(self.max_cap), self.cap + 1.0 / max(self.cap, 1.0))

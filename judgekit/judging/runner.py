@@ -101,6 +101,12 @@ class Runner:
 
     async def run(self, calls: list[Call]) -> dict[str, dict[str, Any]]:
         """Rows by key for every call answered (from the cache or live)."""
+        try:
+            return await self._run(calls)
+        finally:
+            self._writer.shutdown(wait=True)
+
+    async def _run(self, calls: list[Call]) -> dict[str, dict[str, Any]]:
         start = time.perf_counter()
         unique = list({c.key: c for c in calls}.values())
         self.report["requests"] = len(unique)
@@ -132,7 +138,6 @@ class Runner:
                     await self._db(self.cache.release, self.owner)
                 except CacheError as exc:
                     log.warning("could not drop this run's claims: %s", exc)
-            self._writer.shutdown(wait=True)
         self.report["cost_usd"] = round(self._spent, 10)
         self.report["unconfirmed_usd"] = round(self.report["unconfirmed_usd"], 10)
         self.report["elapsed_s"] = round(time.perf_counter() - start, 3)
