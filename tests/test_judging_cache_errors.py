@@ -155,3 +155,28 @@ def test_cache_errors_name_the_file_outside_runs_too(tmp_path):
         warnings.simplefilter("error")
         with pytest.raises(CacheError, match="is a directory"):
             jk.Cache(tmp_path)
+
+
+def test_threads_creating_one_new_cache_at_once_all_open_it(tmp_path):
+    """Connections creating the same new file at once used to meet SQLite's stale-snapshot
+    refusal, which skips the busy wait (16 of 200 trials failed): the tables are now created
+    in one write transaction, retried."""
+    import threading
+
+    failures = []
+    for trial in range(60):
+        path = tmp_path / f"c{trial}.sqlite"
+
+        def open_and_write(path=path):
+            try:
+                with jk.Cache(path) as c:
+                    c.check_writable()
+            except Exception as exc:  # collected and reported below
+                failures.append(exc)
+
+        threads = [threading.Thread(target=open_and_write) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not failures, failures[0]

@@ -187,6 +187,18 @@ class Cache:
             raise CacheError(f"cannot create the folder of the judge cache {self.path}: "
                              f"{exc.strerror or exc}; pass cache= a path in a writable folder") from exc
         self._connect(str(self.path), uri=False)
+        for attempt in range(20):
+            try:
+                self._setup(synchronous)
+                break
+            except CacheError as exc:
+                # several connections creating one file at once: a stale read snapshot is
+                # refused without waiting (SQLITE_BUSY_SNAPSHOT); try again shortly
+                if "locked" not in str(exc) or attempt == 19:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+
+    def _setup(self, synchronous: str) -> None:
         with self._sql("opening"):
             self._conn.execute("PRAGMA busy_timeout=60000")
             mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -197,7 +209,9 @@ class Cache:
                                  f"{mode}); is it on a network file system? Pass cache= a path "
                                  "on a local disk")
             self._conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
-            self._conn.executescript(_SCHEMA)
+        with self._sql("creating its tables", transaction=True) as conn:
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                conn.execute(statement)
 
     def _connect(self, target: str, *, uri: bool) -> None:
         try:
@@ -219,8 +233,8 @@ class Cache:
             return (f"{where} is damaged or is not a judgekit cache ({text}); move it away (its "
                     "stored answers cannot be read) or pass cache= another path")
         if "locked" in low or "busy" in low:
-            return (f"{where} stayed locked by another process for 60 s ({text}) while "
-                    f"{doing}; try again when the other run has finished writing")
+            return (f"{where} is locked by another process or thread ({text}) while {doing}; "
+                    "try again when the other run has finished writing")
         if "full" in low or "disk i/o" in low:
             return f"{where} could not be written ({text}); free disk space or pass cache= another path"
         if "unable to open" in low:
@@ -309,7 +323,7 @@ class Cache:
             raise ValueError(f"cache rows need {missing}")
         if self.read_only:
             return False
-        with self._sql("storing an answer", transaction=owner is not None) as conn:
+        with self._sql("storing an answer", transaction=True) as conn:
             cur = conn.execute(
                 f"INSERT OR IGNORE INTO responses ({', '.join(_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(_COLUMNS))})",
@@ -322,7 +336,7 @@ class Cache:
     def delete(self, keys: Iterable[str]) -> int:
         """Remove entries (e.g. paid errors to request again). Returns how many were removed."""
         removed = 0
-        with self._sql("deleting answers") as conn:
+        with self._sql("deleting answers", transaction=True) as conn:
             for chunk in _chunks(list(keys)):
                 cur = conn.execute(
                     f"DELETE FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk
@@ -360,12 +374,12 @@ class Cache:
 
     def renew(self, owner: str, lease: float = LEASE) -> None:
         """Extend the lease of every claim ``owner`` holds."""
-        with self._sql("renewing claims") as conn:
+        with self._sql("renewing claims", transaction=True) as conn:
             conn.execute("UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease, owner))
 
     def release(self, owner: str, keys: Iterable[str] | None = None) -> None:
         """Drop ``owner``'s claims (on these keys, or all of them)."""
-        with self._sql("releasing claims") as conn:
+        with self._sql("releasing claims", transaction=True) as conn:
             if keys is None:
                 conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
                 return
@@ -377,7 +391,7 @@ class Cache:
     def record_batch(self, batch_id: str, endpoint: str, input_file_id: str,
                      requests: Mapping[str, Any], status: str) -> None:
         """Remember a submitted batch (key -> {"repeat", "body"}), to collect it after a restart."""
-        with self._sql("recording a batch") as conn:
+        with self._sql("recording a batch", transaction=True) as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO batches (batch_id, endpoint, input_file_id, keys, status, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -393,7 +407,7 @@ class Cache:
         if not values:
             return
         sets = ", ".join(f"{k} = ?" for k in values)
-        with self._sql("updating a batch") as conn:
+        with self._sql("updating a batch", transaction=True) as conn:
             conn.execute(f"UPDATE batches SET {sets} WHERE batch_id = ?", [*values.values(), batch_id])
 
     def batches(self) -> pd.DataFrame:
