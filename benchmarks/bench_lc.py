@@ -40,12 +40,17 @@ def report(judgments: pd.DataFrame, pairs: pd.DataFrame, lb: pd.DataFrame) -> No
     d = t["diff"].drop("gpt4_gamed").dropna()
     print(f"\nLC vs published, {len(d)} models without gpt4_gamed: mean |diff| "
           f"{d.abs().mean():.2f}, max {d.abs().max():.2f} ({d.abs().idxmax()})")
-    reference = pairs.loc[pairs["model_b"] == "gpt4_1106_preview", "instruction_id"].to_list()
-    keyed = pairs.assign(instruction_id=[reference[k] for k in pairs.groupby("model_b").cumcount()])
+    reference = pairs.loc[pairs["model_b"] == "gpt4_1106_preview", "instruction_id"].to_numpy()
+    keyed = pairs.assign(instruction_id=reference[pairs.groupby("model_b").cumcount().to_numpy()])
     pos = jk.lc_win_rates(judgments, keyed, n_boot=0).set_index("model")
     dp = (pos["lc_win_rate"] - t["published_lc"].reindex(pos.index)).drop("gpt4_gamed").dropna()
     print(f"γ looked up by row position as upstream does: mean |diff| {dp.abs().mean():.2f}, "
           f"max {dp.abs().max():.2f} ({dp.abs().idxmax()})")
+    n_rows = pairs.groupby("model_b").size()
+    short = n_rows.index[n_rows < n_rows.max()]
+    print("the models with missing annotations (misaligned upstream), γ by position: "
+          + ", ".join(f"{m} {dp.get(m, np.nan):+.2f}" for m in short)
+          + f"; max |diff| {dp.reindex(short).abs().max():.2f}")
     t["diff_by_position"] = dp
     cols = ["n", "avg_length", "win_rate", "lc_win_rate", "lc_se", "sem_fitted", "published_lc",
             "diff", "diff_by_position", "theta", "phi", "psi", "l2"]

@@ -1,4 +1,4 @@
-"""The ``judgekit`` command line: ``reproduce``, ``serve-sim``, ``datasets`` and ``fetch``."""
+"""The ``judgekit`` command line: ``audit``, ``reproduce``, ``serve-sim``, ``datasets`` and ``fetch``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command")
+
+    aud = sub.add_parser(
+        "audit", help="audit a judge from its judgment file and write a report",
+        description="Read a judgment file (AlpacaEval annotations.json, FastChat MT-Bench, "
+                    "Arena-Hard, LLMBar, Judging-the-Judges, or a CSV/TSV/JSON/JSONL/parquet table), "
+                    "run every analysis the data supports and write DIR/index.html with the charts "
+                    "(PNG) and tables (CSV). Prints one summary line.")
+    aud.add_argument("file", help="the judgment file or results folder")
+    aud.add_argument("--pairs", default=None, help="a pairs table (for a table of judgments without texts)")
+    aud.add_argument("--format", default="auto",
+                     choices=["auto", "alpacaeval", "mtbench", "arena-hard", "csv", "llmbar", "jtj"],
+                     help="the file's format (default: %(default)s, detected and reported)")
+    aud.add_argument("--out", default="judgekit-audit", help="report directory (default: %(default)s)")
+    aud.add_argument("--judge", default=None, help="the judge's name when the file has no judge column")
+    aud.add_argument("--baseline", default=None, help="the reference model of the win rates")
+    aud.add_argument("--n-boot", type=int, default=None,
+                     help="bootstrap resamples of the intervals (default: each metric's own)")
+    aud.add_argument("--lc-boot", type=int, default=None,
+                     help="bootstrap resamples of the length-controlled win rates")
+    aud.add_argument("--single-as-pairs", action="store_true",
+                     help="MT-Bench single-answer grades: compare each two models' grades")
+    aud.add_argument("--no-progress", action="store_true", help="no progress bar")
+    aud.add_argument("--traceback", action="store_true", help="show the traceback of an unexpected error")
 
     rep = sub.add_parser("reproduce", help="execute the notebook series and write an HTML report")
     rep.add_argument("--out", default="judgekit-report", help="report directory (default: %(default)s)")
@@ -43,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(__version__)
         return 0
+    if args.command == "audit":
+        return _audit(args)
     if args.command == "reproduce":
         from judgekit.reproduce import reproduce
 
@@ -63,6 +88,64 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fetch(args.name)
     _parser().print_help()
     return 1
+
+
+def _audit(args: argparse.Namespace) -> int:
+    """``judgekit audit``: a one-line summary on stdout; bad input is a short message naming the
+    file on stderr and exit code 2; any other failure exit code 1; never a traceback unless
+    asked."""
+    import json
+    import time
+    from pathlib import Path
+
+    from judgekit.exceptions import DataFileError
+
+    start = time.perf_counter()
+    path = Path(args.file)
+    progress = not args.no_progress
+
+    def fail(message: str, code: int) -> int:
+        if str(path) not in message and path.name not in message:
+            message = f"{path}: {message}"
+        print(f"judgekit audit: {message}", file=sys.stderr, flush=True)
+        return code
+
+    try:
+        from judgekit.auditing import audit
+        from judgekit.data.read_auto import detect_format, read_any
+
+        fmt, why = (args.format, "as given") if args.format != "auto" else detect_format(path)
+        if args.format == "auto":
+            print(f"judgekit audit: reading {path} as {fmt} ({why})", file=sys.stderr, flush=True)
+        options = {}
+        if fmt == "mtbench" and args.single_as_pairs:
+            options["single_as_pairs"] = True
+        if fmt == "arena-hard" and args.baseline:
+            options["baseline"] = args.baseline
+        if fmt == "csv" and args.judge:
+            options["judge"] = args.judge
+        pairs, judgments = read_any(path, fmt, pairs=args.pairs if fmt == "csv" else None, **options)
+        if args.pairs is not None and fmt != "csv":
+            pairs = args.pairs
+    except (FileNotFoundError, IsADirectoryError, PermissionError, DataFileError, ValueError,
+            TypeError, KeyError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        return fail(str(err).strip("'\""), 2)
+    try:
+        report = audit(judgments, pairs, judge=args.judge, baseline=args.baseline,
+                       n_boot=args.n_boot, lc_boot=args.lc_boot, progress=progress,
+                       source=f"{path} ({fmt})")
+        page = report.save(args.out, progress=progress)
+    except (ValueError, TypeError, FileNotFoundError) as err:
+        if args.traceback:
+            raise
+        return fail(str(err), 2)
+    except Exception as err:  # the command line reports, it does not dump a traceback
+        if args.traceback:
+            raise
+        return fail(f"{type(err).__name__}: {err} (run again with --traceback for details)", 1)
+    print(f"{path} ({fmt}): {report.summary()}; report: {page} "
+          f"({time.perf_counter() - start:.1f} s)", flush=True)
+    return 0
 
 
 def _fetch(names: Sequence[str]) -> int:

@@ -1,9 +1,16 @@
 """``judgekit reproduce``: run the notebook series headless and write an HTML report.
 
 Each numbered notebook (``notebooks/NN_title.ipynb``) is executed in a fresh kernel (nbclient),
-rendered to HTML (nbconvert), and every figure it draws is written as a PNG. ``index.html`` links
-all of it. Charts shown through :func:`judgekit.viz.setup`'s renderer carry a PNG beside their live
+rendered to HTML (nbconvert), and every figure it draws is written as a PNG. The report's first
+page, ``index.html``, is the reproduction scoreboard (every published number the notebooks
+recompute, :mod:`judgekit.scoreboard`) followed by the list of notebooks; ``figures.html`` is the
+gallery. Charts shown through :func:`judgekit.viz.setup`'s renderer carry a PNG beside their live
 Vega spec; those PNGs are what the report collects, so the report opens offline in any browser.
+
+A run of some notebooks (``only=``) into an existing report folder replaces their entries and
+keeps the others' (``runs.json`` records every notebook run there). The kernels' own log lines
+go to ``logs/NN_title.log``, not to the terminal; progress bars (widgets in a live notebook) are
+written into the static pages as the text of their final state.
 """
 
 from __future__ import annotations
@@ -14,7 +21,9 @@ import json
 import os
 import platform
 import re
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,6 +55,30 @@ class _Run:
     html: Path | None = None
     ipynb: Path | None = None
     figures: list[_Figure] = field(default_factory=list)
+    smoke: bool = False
+
+    def to_json(self, out: Path) -> dict:
+        def rel(p: Path | None) -> str | None:
+            return p.relative_to(out).as_posix() if p is not None else None
+
+        return {"notebook": self.path.name, "title": self.title, "status": self.status,
+                "seconds": round(self.seconds, 2), "error": self.error, "html": rel(self.html),
+                "ipynb": rel(self.ipynb), "smoke": self.smoke,
+                "figures": [{"index": f.index, "title": f.title, "png": rel(f.path)} for f in self.figures]}
+
+    @classmethod
+    def from_json(cls, entry: dict, out: Path) -> _Run:
+        def path(p: str | None) -> Path | None:
+            return out / p if p else None
+
+        run = cls(path=Path(entry["notebook"]), title=entry.get("title", ""),
+                  status=entry.get("status", "not run"), seconds=float(entry.get("seconds", 0.0)),
+                  error=entry.get("error", ""), html=path(entry.get("html")),
+                  ipynb=path(entry.get("ipynb")), smoke=bool(entry.get("smoke", False)))
+        stem = Path(entry["notebook"]).stem
+        run.figures = [_Figure(stem, f["index"], f["title"], out / f["png"])
+                       for f in entry.get("figures", []) if (out / f["png"]).is_file()]
+        return run
 
 
 def _default_notebooks() -> Path | None:
@@ -115,19 +148,67 @@ def _slug(text: str, limit: int = 60) -> str:
     return slug[:limit].rstrip("-") or "figure"
 
 
+_WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def _widget_text(model_id: str, state: dict, depth: int = 0) -> str | None:
+    """The text a widget shows in its final state: a progress bar as tqdm prints it.
+
+    A notebook progress bar (``tqdm.auto``) is a box of three widgets: the description, the bar
+    and the counts. Its ``text/plain`` fallback was captured when the bar was created (``0/N``);
+    the final values live in the widget state nbclient stores, which a static page cannot run.
+    """
+    model = state.get(model_id, {})
+    values = model.get("state", {})
+    name = model.get("model_name", "")
+    if depth > 3:
+        return None
+    if name in ("HBoxModel", "BoxModel", "VBoxModel"):
+        parts = []
+        for child in values.get("children", []):
+            text = _widget_text(str(child).removeprefix("IPY_MODEL_"), state, depth + 1)
+            if text is None:
+                return None
+            parts.append(text)
+        return "".join(parts) if parts else None
+    if name in ("HTMLModel", "LabelModel"):
+        text = html.unescape(re.sub(r"<[^>]+>", "", str(values.get("value", ""))))
+        return text.replace("\u2007", " ").replace("\xa0", " ")  # tqdm pads with figure spaces
+    if name in ("FloatProgressModel", "IntProgressModel"):
+        top, low = float(values.get("max", 1) or 1), float(values.get("min", 0) or 0)
+        share = min(1.0, max(0.0, (float(values.get("value", 0)) - low) / ((top - low) or 1.0)))
+        filled = round(10 * share)
+        return "|" + "\u2588" * filled + " " * (10 - filled) + "|"
+    return None
+
+
+def _finish_widgets(nb) -> None:
+    """Give every widget output the text of its final state and drop the live views."""
+    state = nb.metadata.get("widgets", {}).get(_WIDGET_STATE, {}).get("state", {})
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = output.get("data", {})
+            view = data.pop(_WIDGET_VIEW, None)
+            if view is None:
+                continue
+            text = _widget_text(view.get("model_id", ""), state)
+            if text is not None and "image/png" not in data:
+                data["text/plain"] = text
+    nb.metadata.pop("widgets", None)
+
+
 def _collect_figures(nb, stem: str, folder: Path) -> list[_Figure]:
-    """Write every PNG output as a file; drop widget views (the report is static)."""
+    """Write every PNG output as a file; widgets become their final text (the report is static)."""
     figures: list[_Figure] = []
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob("fig-*.png"):  # from an earlier run of this notebook
         stale.unlink()
+    _finish_widgets(nb)
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if _WIDGET_VIEW in data:
-                del data[_WIDGET_VIEW]
             if "image/png" not in data:
                 continue
             title = output.get("metadata", {}).get(_FIGURE_KEY, {}).get("title", "")
@@ -136,8 +217,20 @@ def _collect_figures(nb, stem: str, folder: Path) -> list[_Figure]:
             payload = data["image/png"]
             path.write_bytes(base64.b64decode(payload if isinstance(payload, str) else "".join(payload)))
             figures.append(_Figure(stem, index, title or f"Figure {index}", path))
-    nb.metadata.pop("widgets", None)
     return figures
+
+
+_REMOTE_SCRIPT = re.compile(r'<script[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>', re.IGNORECASE)
+
+
+def _offline(page: str) -> str:
+    """The rendered notebook without the scripts nbconvert loads from a CDN.
+
+    The report is static: its figures are PNGs and its widgets were written out as text, so
+    require.js has nothing to load; formulas stay as their TeX source instead of asking MathJax
+    from the network (which an offline reader cannot reach, and a browser reports as errors).
+    """
+    return _REMOTE_SCRIPT.sub("<!-- a script from the network, left out: the report works offline -->", page)
 
 
 def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_name: str) -> None:
@@ -148,13 +241,26 @@ def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_
 
     nb = nbformat.read(run.path, as_version=4)
     run.title = _title_of(nb) or run.path.stem
+    from jupyter_client.manager import KernelManager
+
+    # The kernel talks over Unix sockets in a private folder, not TCP ports: a TCP port chosen
+    # free can be taken by another process's kernel before ours binds it (the client then waits
+    # for a kernel that never hears it), and local TCP is unencrypted.
+    sockets = Path(tempfile.mkdtemp(prefix="jk-kernel-"))
+    km = KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(sockets / "k"),
+                       connection_file=str(sockets / "connection.json"))
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name=kernel_name, allow_errors=False,
+        nb, km=km, timeout=timeout, kernel_name=kernel_name, allow_errors=False,
         resources={"metadata": {"path": str(run.path.parent)}}, record_timing=False,
     )
     start = time.perf_counter()
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    # the kernel's own log lines (e.g. its transport warning) go to a file, not between the
+    # progress lines of the terminal
+    log = (logs / f"{run.path.stem}.log").open("w", encoding="utf-8")
     try:
-        client.execute(env=env)
+        client.execute(env=env, stdout=log, stderr=log)
         run.status = "ok"
     except CellExecutionError as err:
         run.status = "failed"
@@ -164,8 +270,12 @@ def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_
         run.error = f"a cell ran longer than {timeout} s ({err})"
     except DeadKernelError as err:
         run.status = "failed"
-        run.error = f"the kernel died: {err}"
+        run.error = f"the kernel died: {err} (log: logs/{run.path.stem}.log)"
+    finally:
+        log.close()
+        shutil.rmtree(sockets, ignore_errors=True)
     run.seconds = time.perf_counter() - start
+    run.smoke = env.get("JUDGEKIT_SMOKE", "").strip().lower() in {"1", "true", "yes"}
 
     stem = run.path.stem
     run.figures = _collect_figures(nb, stem, out / "figures" / stem)
@@ -175,27 +285,53 @@ def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_
     nbformat.write(nb, run.ipynb)
     exporter = HTMLExporter(template_name="lab")
     body, _ = exporter.from_notebook_node(nb)
+    body = _offline(body)
     run.html = folder / f"{stem}.html"
     run.html.write_text(body, encoding="utf-8")
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2em auto;
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1200px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}
 h1{margin-bottom:.2em} .meta{color:#555;margin-top:0}
 table{border-collapse:collapse;width:100%;margin:1em 0 2em} th,td{text-align:left;padding:.35em .6em;
 border-bottom:1px solid #ddd;vertical-align:top} th{background:#f5f5f5}
-.ok{color:#1a7f37;font-weight:600} .failed{color:#b42318;font-weight:600}
+td{overflow-wrap:anywhere} .ok{color:#1a7f37;font-weight:600} .failed{color:#b42318;font-weight:600}
+.differs{color:#9a6700;font-weight:600} .na{color:#777}
 .err{font-family:ui-monospace,monospace;font-size:.85em;color:#b42318;white-space:pre-wrap}
+.scoreboard{font-size:.9em} .scoreboard tr.paper th{background:#e8eef6;font-size:1.02em;padding-top:.6em}
+.scoreboard tr.quoted td{color:#666;font-size:.92em} .how{color:#666;font-size:.85em}
+.scoreboard td:nth-child(2),.scoreboard td:nth-child(3),.scoreboard td:nth-child(4),
+.scoreboard td:nth-child(5){white-space:nowrap;overflow-wrap:normal}
 .gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:1.2em;margin:1em 0 2em}
 figure{margin:0;border:1px solid #e3e3e3;border-radius:6px;padding:.6em;background:#fff}
-figure img{width:100%;height:auto} figcaption{font-size:.9em;color:#333;margin-top:.4em}
+figure img{width:100%;height:auto} figcaption{font-size:.9em;color:#333;margin-top:.4em;overflow-wrap:anywhere}
 code{background:#f3f3f3;padding:0 .25em;border-radius:3px}
 """
 
 
-def _index(runs: list[_Run], out: Path, *, smoke: bool, seconds: float) -> Path:
+def _page(title: str, body: str) -> str:
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}'
+            f"</title>\n<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n")
+
+
+def _meta(runs: list[_Run], seconds: float) -> str:
     from judgekit import __version__
+
+    failed = sum(r.status != "ok" for r in runs)
+    modes = sorted({"smoke" if r.smoke else "full" for r in runs if r.status != "not run"})
+    mode = " and ".join(modes) or "—"
+    if "smoke" in modes:
+        mode += " (smoke: JUDGEKIT_SMOKE=1, fewer bootstrap draws, smaller samples)"
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f'<p class="meta">judgekit {html.escape(__version__)} · Python '
+            f"{html.escape(platform.python_version())} · mode: {html.escape(mode)} · {html.escape(stamp)}"
+            f" · {len(runs)} notebooks, {failed} failed, {sum(len(r.figures) for r in runs)} figures"
+            f" · this run {seconds:.0f} s</p>")
+
+
+def _index(runs: list[_Run], out: Path, *, seconds: float) -> Path:
+    from judgekit import scoreboard
 
     def rel(p: Path | None) -> str:
         return html.escape(p.relative_to(out).as_posix()) if p is not None else ""
@@ -210,9 +346,11 @@ def _index(runs: list[_Run], out: Path, *, smoke: bool, seconds: float) -> Path:
             links.append(f'<a href="{rel(run.html)}">rendered</a>')
         if run.ipynb:
             links.append(f'<a href="{rel(run.ipynb)}">executed .ipynb</a>')
+        if run.figures:
+            links.append(f'<a href="figures.html#{html.escape(run.path.stem)}">{len(run.figures)} figure(s)</a>')
         rows.append(
             f"<tr><td><code>{html.escape(run.path.name)}</code></td><td>{html.escape(run.title)}</td>"
-            f"<td>{status}</td><td>{run.seconds:.1f} s</td><td>{len(run.figures)}</td>"
+            f"<td>{status}</td><td>{run.seconds:.1f} s{' (smoke)' if run.smoke else ''}</td>"
             f"<td>{' · '.join(links)}</td></tr>"
         )
     galleries = []
@@ -221,39 +359,60 @@ def _index(runs: list[_Run], out: Path, *, smoke: bool, seconds: float) -> Path:
             continue
         items = "".join(
             f'<figure><a href="{rel(f.path)}"><img src="{rel(f.path)}" alt="{html.escape(f.title)}" '
-            f'loading="lazy"></a><figcaption>{f.index}. {html.escape(f.title)}<br>'
-            f"<code>{rel(f.path)}</code></figcaption></figure>"
+            f'loading="lazy"></a><figcaption>{f.index}. {html.escape(f.title)}</figcaption></figure>'
             for f in run.figures
         )
+        link = f' · <a href="{rel(run.html)}">notebook</a>' if run.html else ""
         galleries.append(
             f'<h3 id="{html.escape(run.path.stem)}">{html.escape(run.path.stem)} — '
-            f'{html.escape(run.title)}</h3><div class="gallery">{items}</div>'
+            f'{html.escape(run.title)}{link}</h3><div class="gallery">{items}</div>'
         )
-    failed = sum(r.status != "ok" for r in runs)
-    mode = "smoke (JUDGEKIT_SMOKE=1: fewer bootstrap draws, smaller samples)" if smoke else "full"
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    page = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>judgekit report</title>
-<style>{_CSS}</style></head><body>
-<h1>judgekit report</h1>
-<p class="meta">judgekit {html.escape(__version__)} · Python {html.escape(platform.python_version())} ·
-mode: {html.escape(mode)} · {html.escape(stamp)} · {len(runs)} notebooks, {failed} failed,
-{sum(len(r.figures) for r in runs)} figures, {seconds:.0f} s</p>
-<h2>Notebooks</h2>
-<table><tr><th>file</th><th>title</th><th>status</th><th>time</th><th>figures</th><th>output</th></tr>
-{''.join(rows)}</table>
-<h2>Figures</h2>
-{''.join(galleries) or '<p>No figures.</p>'}
-</body></html>
-"""
+    meta = _meta(runs, seconds)
+
+    executed = [r.ipynb for r in runs if r.ipynb is not None and r.ipynb.is_file()]
+    links = {r.ipynb.stem: rel(r.html) for r in runs if r.ipynb is not None and r.html is not None}
+    board = scoreboard.build(executed, links)
+    scoreboard.save(board, out / "scoreboard.csv")
+    index = _page("judgekit report", (
+        "<h1>judgekit: reproduction scoreboard</h1>\n" + meta + "\n"
+        "<p>Every number below was printed in one of the five reference papers and recomputed by a "
+        "notebook of the series; the paper's value comes from <code>judgekit.published</code>, "
+        "judgekit's from the executed notebook. Follow a section link for the computation, the "
+        "figure and the discussion.</p>\n"
+        + scoreboard.render_html(board)
+        + "\n<h2>Notebooks</h2>\n<table><tr><th>file</th><th>title</th><th>status</th><th>time</th>"
+        f"<th>output</th></tr>{''.join(rows)}</table>\n"
+        '<p>All figures: <a href="figures.html">figures.html</a>.</p>'))
     path = out / "index.html"
-    path.write_text(page, encoding="utf-8")
+    path.write_text(index, encoding="utf-8")
+    (out / "figures.html").write_text(_page("judgekit figures", (
+        '<h1>judgekit report: figures</h1>\n' + meta + '\n<p><a href="index.html">scoreboard and '
+        "notebooks</a></p>\n" + ("".join(galleries) or "<p>No figures.</p>"))), encoding="utf-8")
     manifest = [
         {"notebook": f.notebook, "index": f.index, "title": f.title, "png": rel(f.path)}
         for run in runs for f in run.figures
     ]
     (out / "figures.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     return path
+
+
+def _merge_runs(out: Path, runs: list[_Run]) -> list[_Run]:
+    """This run's notebooks, plus those an earlier run wrote into ``out`` (by file name)."""
+    manifest = out / "runs.json"
+    merged: dict[str, _Run] = {}
+    if manifest.is_file():
+        try:
+            for entry in json.loads(manifest.read_text(encoding="utf-8")):
+                earlier = _Run.from_json(entry, out)
+                if earlier.ipynb is not None and earlier.ipynb.is_file():
+                    merged[earlier.path.name] = earlier
+        except (ValueError, KeyError, TypeError):
+            merged = {}  # a damaged manifest: list what this run made
+    for run in runs:
+        merged[run.path.name] = run
+    result = [merged[name] for name in sorted(merged)]
+    manifest.write_text(json.dumps([r.to_json(out) for r in result], indent=1), encoding="utf-8")
+    return result
 
 
 def reproduce(
@@ -270,8 +429,11 @@ def reproduce(
     Parameters
     ----------
     out : str or Path
-        Report folder; gets ``index.html``, ``notebooks/NN_*.html`` and ``.ipynb`` (executed),
-        ``figures/NN_*/fig-KK-<title>.png`` and ``figures.json``.
+        Report folder; gets ``index.html`` (the scoreboard and the notebooks), ``figures.html``,
+        ``scoreboard.csv``, ``notebooks/NN_*.html`` and ``.ipynb`` (executed),
+        ``figures/NN_*/fig-KK-<title>.png``, ``figures.json``, ``runs.json`` and ``logs/``.
+        Notebooks of an earlier run into the same folder that this run does not repeat keep
+        their entries.
     smoke : bool
         Fast mode (sets ``JUDGEKIT_SMOKE=1`` in the kernels): fewer bootstrap draws, smaller
         samples. The numbers in the README come from the full mode.
@@ -318,7 +480,7 @@ def reproduce(
         _execute(run, out, timeout=timeout, env=env, kernel_name=kernel_name)
         print(f"{run.status} in {run.seconds:.1f} s, {len(run.figures)} figure(s)"
               + (f"\n      {run.error}" if run.error else ""), flush=True)
-    index = _index(runs, out, smoke=smoke_mode, seconds=time.perf_counter() - start)
+    index = _index(_merge_runs(out, runs), out, seconds=time.perf_counter() - start)
     failed = [r.path.name for r in runs if r.status != "ok"]
     print(f"report: {index}" + (f"\nfailed: {', '.join(failed)}" if failed else ""), flush=True)
     return 1 if failed else 0

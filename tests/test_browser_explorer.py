@@ -100,6 +100,8 @@ def test_dropdown_changes_the_chart(lab):
             page = browser.new_page(viewport={"width": 1500, "height": 1100})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
+            # the widget manager reports failed state updates on the console, not as page errors
+            page.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
             page.goto(url, wait_until="domcontentloaded", timeout=90_000)
             page.wait_for_function(
                 "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
@@ -126,6 +128,19 @@ def test_dropdown_changes_the_chart(lab):
             assert "Position bias (PB)" in text and "LLMBar · Natural" in text
             # the pair viewer is live too: it shows a pair with its verdicts
             assert "human label" in page.locator(".jk-explorer .jk-pair-view").first.inner_text()
+
+            # switching datasets replaces every list (judges, templates, metrics, pairs) at once:
+            # the front end must apply each new selection to the new options, without errors
+            for name in ("Judging the Judges · MTBench (3 repeats)", "LLMBar · Adversarial/Neighbor"):
+                page.select_option(".jk-explorer .jk-dataset select", label=name)
+                page.wait_for_function(
+                    "([sel, name]) => { const s = document.querySelector(sel);"
+                    " return s && s.textContent.includes(name); }",
+                    arg=[CHART_SVG, name], timeout=120_000)
+                page.wait_for_timeout(1500)  # late state messages would log their errors now
+            # LLMBar asks each question once: the flip estimators cannot change it, and say so
+            assert page.locator(".jk-explorer .jk-estimator select option").count() == 2
+            assert "one call per pair and order" in page.locator(".jk-estimator-note").first.inner_text()
             assert not errors, errors
             if os.environ.get("JUDGEKIT_BROWSER_SHOT"):  # a picture for humans, when asked
                 page.locator(".jk-explorer").first.screenshot(path=os.environ["JUDGEKIT_BROWSER_SHOT"])

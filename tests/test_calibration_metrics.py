@@ -106,3 +106,40 @@ def test_missing_arrangements_are_named():
         jk.selection_bias_metrics(j)
     m = jk.selection_bias_metrics(j, arrangements=("X0", "X2"), n_boot=0)
     assert set(m["n"]) == {20}
+
+
+def test_rstd_ddof_0_is_the_reference_codes_population_value():
+    # CalibraEval's code: np.std of the per-class recalls (ddof 0); the appendix: the sample std
+    pairs, j, _ = jk.simulate_judgments(300, token_bias=1.0, id_swap=(False, True), seed=2)
+    sample = jk.selection_bias_metrics(j, pairs, n_boot=50).set_index("metric").loc["rstd"]
+    population = jk.selection_bias_metrics(j, pairs, n_boot=50, rstd_ddof=0).set_index("metric").loc["rstd"]
+    wide = j.pivot_table(index="pair_id", columns=["order", "id_swap"], values="p_a")
+    x = wide[[("ab", False), ("ba", True), ("ba", False), ("ab", True)]].to_numpy()
+    lab = pairs.set_index("pair_id").loc[wide.index, "label"].to_numpy()
+    recalls = np.stack([((x > 0.5)[lab == "a"]).mean(axis=0), ((x < 0.5)[lab == "b"]).mean(axis=0)])
+    assert population["estimate"] == pytest.approx(np.std(recalls, axis=0, ddof=0).mean(), abs=1e-12)
+    assert sample["estimate"] == pytest.approx(np.sqrt(2) * population["estimate"], abs=1e-12)
+    assert sample["ci_high"] == pytest.approx(np.sqrt(2) * population["ci_high"], abs=1e-12)
+    with pytest.raises(ValueError, match="rstd_ddof"):
+        jk.selection_bias_metrics(j, pairs, rstd_ddof=2)
+
+
+def test_nothing_silent_in_the_selection_bias_metrics():
+    pairs, j, _ = jk.simulate_judgments(40, token_bias=1.0, id_swap=(False, True), seed=3)
+    broken = j.assign(judge="broken", p_a=np.nan)  # every call failed
+    with pytest.warns(jk.MetricWarning, match=r"judge 'broken'.*has a probability"):
+        m = jk.selection_bias_metrics(pd.concat([j, broken]), n_boot=0)
+    assert m.loc[m["judge"] == "broken", "estimate"].isna().all()
+    assert m.loc[m["judge"] == "sim", "estimate"].notna().all()
+    with pytest.warns(jk.MetricWarning, match="is NaN for judge 'broken'"):
+        jk.selection_bias_metrics(broken, n_boot=0)  # no probability anywhere: NaN, not an error
+    with pytest.raises(ValueError, match="empty"):
+        jk.selection_bias_metrics(j.iloc[:0])
+    with pytest.warns(jk.MetricWarning, match="only 3 pairs"):
+        jk.selection_bias_metrics(j[j["pair_id"].isin(j["pair_id"].unique()[:3])], n_boot=20)
+    with pytest.warns(jk.MetricWarning, match=r"rstd and accuracy are NaN.*labelled a or b"):
+        m = jk.selection_bias_metrics(j, pairs.assign(label=None), n_boot=0)
+    assert m.set_index("metric").loc[["rstd", "accuracy"], "estimate"].isna().all()
+    same = j.assign(p_a=0.9)  # every choice is "a": κ is undefined
+    with pytest.warns(jk.MetricWarning, match="fleiss_kappa is NaN"):
+        assert np.isnan(jk.selection_bias_metrics(same, n_boot=0).set_index("metric").loc["fleiss_kappa", "estimate"])

@@ -31,3 +31,24 @@ def test_an_overconfident_judge_shows_up_in_the_reliability_table():
     assert jk.first_position_summary(sharp, n_boot=0).set_index("metric").loc["ece", "estimate"] > 0.05
     with pytest.raises(ValueError, match="strategy"):
         jk.first_position_reliability(j, strategy="kmeans")
+
+
+def test_nothing_silent_in_the_single_arrangement_diagnostics():
+    import pandas as pd
+
+    _, j, _ = jk.simulate_judgments(60, position_bias=0.5, seed=1)
+    broken = j.assign(judge="broken", p_a=np.nan)
+    with pytest.warns(jk.MetricWarning, match=r"\['broken'\].*probability"):
+        s = jk.first_position_summary(pd.concat([j, broken]), n_boot=20)
+    assert s.loc[s["judge"] == "broken", "estimate"].isna().all()
+    assert s.loc[s["judge"] == "sim", "estimate"].notna().all()
+    with pytest.warns(jk.MetricWarning, match=r"\['broken'\]"):
+        assert set(jk.first_position_reliability(pd.concat([j, broken]))["judge"]) == {"sim"}
+    with pytest.raises(ValueError, match="empty"):
+        jk.first_position_summary(j.iloc[:0])
+    with pytest.warns(jk.MetricWarning, match="only 3 clusters"):
+        jk.first_position_summary(j[j["pair_id"].isin(j["pair_id"].unique()[:3])], n_boot=20)
+    no_verdict = j.assign(verdict=None)
+    with pytest.warns(jk.MetricWarning, match="first_chosen_rate, brier and ece are NaN"):
+        s = jk.first_position_summary(no_verdict, n_boot=20).set_index("metric")
+    assert np.isnan(s.loc["first_chosen_rate", "estimate"]) and np.isfinite(s.loc["mean_p_first", "estimate"])

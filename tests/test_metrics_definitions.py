@@ -9,7 +9,8 @@ The hand table (judge "J", K = 3 repeats, both orders; verdicts in response term
     p3    a      a a a                b b a
     p4    tie    tie a a              tie tie (invalid)
 
-Expected values are worked out in the comments of each test from the definitions in SPEC §1-§2.
+Expected values are worked out in the comments of each test from the definitions in docs/spec.md
+(#accuracy, #bias, #consistency).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 import pytest
 
 import judgekit as jk
-from judgekit.metrics import _core
+from judgekit.metrics._cells import expected_max_share
 
 VERDICTS = {
     ("p1", "ab"): ["a", "a", "b"], ("p1", "ba"): ["a", "a", "a"],
@@ -109,6 +110,12 @@ def test_consistency_fairness_win_rate_by_hand():
     # Shi et al.'s code counts (A, C) as primacy
     assert ref["primacy"] == 3 and ref["recency"] == 2
     assert ref["preference_fairness"] == pytest.approx((2 * 2 / 5 - 3 * 3 / 5) / 11)  # -1/11
+    # Shi et al.'s code scales by every judgment pair, the invalid one (p4 repeat 2) included
+    ref_all = jk.preference_fairness(j, p, mixed_ties="reference", pf_denominator="all", n_boot=0)
+    ref_all = ref_all.set_index("metric").loc["preference_fairness"]
+    assert ref_all["estimate"] == pytest.approx(-1 / 12) and ref_all["n"] == 12
+    with pytest.raises(ValueError, match="pf_denominator must be 'valid' or 'all'"):
+        jk.preference_fairness(j, p, pf_denominator="pairs")
     wr = _est(jk.overall_win_rate(j, p, n_boot=0))
     # a wins both orders: p1 x2, p3 x1; b both: p2 x2; everything else is half a win
     assert wr["win_rate"] == pytest.approx((3 + (11 - 3 - 2) / 2) / 11)
@@ -118,7 +125,7 @@ def test_consistency_fairness_win_rate_by_hand():
 def test_mixed_ties_follow_shi_reference_code():
     """Shi et al.'s consistency_preference_calculation.py counts choice pairs (original, swapped)
     in position terms 'AA', 'AC', 'CA' as primacy and 'BB', 'BC', 'CB' as recency (not every
-    mixed tie as primacy, as SPEC §2 says)."""
+    mixed tie as primacy)."""
     # (ab verdict, ba verdict) -> position pair: a in ab = A, b in ba = A; b in ab = B, a in ba = B
     cases = {"AC": ("a", "tie"), "CA": ("tie", "b"), "BC": ("b", "tie"), "CB": ("tie", "a"),
              "AA": ("a", "b"), "CC": ("tie", "tie")}
@@ -135,22 +142,59 @@ def test_mixed_ties_follow_shi_reference_code():
 
 def test_repetition_stability_by_hand():
     rs = _est(jk.repetition_stability(_judgments(), n_boot=0))
-    # majority share per request: p1ab 2/3, p1ba 1, p2ab 1, p2ba 2/3, p3ab 1, p3ba 2/3,
-    # p4ab 2/3, p4ba 1 (two valid ties; the invalid repeat is left out)
-    assert rs["repetition_stability"] == pytest.approx(5 / 6)
-    # the judge said "tie", so m = 3 options; RS_0(3 trials) = 17/27, RS_0(2 trials) = 2/3
-    rs0 = (7 * Fraction(17, 27) + Fraction(2, 3)) / 8
+    # majority share of the 3 trials per request (Shi et al.: an invalid answer is a trial that
+    # agrees with nothing): p1ab 2/3, p1ba 1, p2ab 1, p2ba 2/3, p3ab 1, p3ba 2/3, p4ab 2/3,
+    # p4ba 2/3 (tie, tie, invalid)
+    assert rs["repetition_stability"] == pytest.approx(19 / 24)
+    # Shi et al.'s spread: sd (ddof 1) of "trial gave the majority answer"; a 2-of-3 query has
+    # indicators (1, 1, 0), sd sqrt(1/3); five of the eight queries split
+    assert rs["repetition_stability_sd"] == pytest.approx(5 * np.sqrt(1 / 3) / 8)
+    # the judge said "tie", so m = 3 options; RS_0(3 trials) = 17/27 for every request
+    rs0 = Fraction(17, 27)
     assert rs["repetition_stability_chance"] == pytest.approx(float(rs0))
-    assert rs["repetition_stability_star"] == pytest.approx(float((Fraction(5, 6) - rs0) / (1 - rs0)))
+    assert rs["repetition_stability_star"] == pytest.approx(float((Fraction(19, 24) - rs0) / (1 - rs0)))
+    # invalid="drop": p4ba is 2 valid ties out of 2 -> 1; RS_0(2 trials) = 2/3
+    drop = _est(jk.repetition_stability(_judgments(), invalid="drop", n_boot=0))
+    assert drop["repetition_stability"] == pytest.approx(5 / 6)
+    rs0_drop = (7 * Fraction(17, 27) + Fraction(2, 3)) / 8
+    assert drop["repetition_stability_chance"] == pytest.approx(float(rs0_drop))
+    assert drop["repetition_stability_star"] == pytest.approx(
+        float((Fraction(5, 6) - rs0_drop) / (1 - rs0_drop)))
     two = _est(jk.repetition_stability(_judgments(), n_options=2, n_boot=0))
     # with two options RS_0 is 3/4 for both 3 and 2 trials
     assert two["repetition_stability_chance"] == pytest.approx(0.75)
 
 
+def test_repetition_stability_counts_invalid_answers_as_disagreeing_trials():
+    """Shi et al. (2024), eq. 1, as their code computes it: per query, the count of the most
+    frequent valid choice over the number of trials, invalid ones included; a query without any
+    valid answer is left out."""
+    verdicts = {  # 4 trials per query; choices in position terms in the comments
+        ("p1", "ab"): ["a", "a", None, "a"],      # A A - A      -> 3/4 (drop: 3/3)
+        ("p1", "ba"): ["b", "a", None, None],     # A B - -      -> 1/4 (drop: 1/2)
+        ("p2", "ab"): [None, None, None, None],   # no valid answer: not a query
+        ("p2", "ba"): ["tie", "tie", "a", None],  # C C B -      -> 2/4 (drop: 2/3)
+        ("p3", "ab"): ["b", "b", "b", "b"],       # B B B B      -> 1
+        ("p3", "ba"): ["a", None, None, None],    # B - - -      -> 1/4 (drop: 1 valid, < 2)
+    }
+    j = _judgments(verdicts=verdicts)
+    rs = jk.repetition_stability(j, n_boot=0).set_index("metric")
+    assert rs.loc["repetition_stability", "estimate"] == pytest.approx((3 + 1 + 2 + 4 + 1) / 4 / 5)
+    assert rs.loc["repetition_stability", "n"] == 5
+    drop = jk.repetition_stability(j, invalid="drop", n_boot=0).set_index("metric")
+    assert drop.loc["repetition_stability", "estimate"] == pytest.approx((1 + 1 / 2 + 2 / 3 + 1) / 4)
+    assert drop.loc["repetition_stability", "n"] == 4
+    # the chance level uses the same trials: 4 uniform draws over m = 3 options ("tie" was said)
+    shares = [max(seq.count(c) for c in range(3)) / 4 for seq in itertools.product(range(3), repeat=4)]
+    assert rs.loc["repetition_stability_chance", "estimate"] == pytest.approx(np.mean(shares))
+    # the invalid share is reported beside it: 11 of 24 trials
+    assert _est(jk.invalid_rate(j, n_boot=0))["invalid_rate"] == pytest.approx(11 / 24)
+
+
 @pytest.mark.parametrize("n,m", [(2, 2), (3, 2), (3, 3), (5, 2), (4, 3), (5, 4)])
 def test_chance_repetition_stability_matches_enumeration(n, m):
     shares = [max(seq.count(c) for c in range(m)) / n for seq in itertools.product(range(m), repeat=n)]
-    assert _core._expected_max_share(n, m) == pytest.approx(np.mean(shares))
+    assert expected_max_share(n, m) == pytest.approx(np.mean(shares))
 
 
 def test_invalid_rate_by_hand():
@@ -208,11 +252,15 @@ def test_report_card_columns_and_unavailable_metrics():
         if c != "n_pairs":
             assert f"{c}_ci_low" in card.columns and f"{c}_ci_high" in card.columns
     assert card.loc[0, "n_pairs"] == 4 and card.loc[0, "n_labelled"] == 3
-    # no labels and no repeats: NaN, and no warning
+    # no labels and no repeats: NaN without a warning (the tables cannot define them); the only
+    # warning is that four pairs are too few for an interval
     single = _judgments()[lambda d: d["repeat"] == 0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         bare = jk.report_card(single, None, n_boot=20)
+    assert [str(w.message) for w in caught] == [
+        "bootstrap intervals for judge='J' (4 pairs) are resampled from fewer than 5 pairs; "
+        "they are unreliable"]
     for c in ("acc_cr", "acc_both", "position_bias", "length_bias", "q_cr", "repetition_stability"):
         assert np.isnan(bare.loc[0, c]), c
     assert bare.loc[0, "position_consistency"] == pytest.approx(2 / 4)
@@ -267,7 +315,8 @@ def test_mutual_agreement_and_disagreement_match_a_direct_count():
                           for k, vs in VERDICTS.items()})
     j3 = _judgments("L", {k: ["a"] * 3 for k in VERDICTS})
     all_j = pd.concat([j1, j2, j3], ignore_index=True)
-    ma = jk.mutual_agreement(all_j, n_boot=30).set_index(["metric", "judge_1", "judge_2"])
+    with pytest.warns(jk.MetricWarning, match="resampled from only 4 pairs"):
+        ma = jk.mutual_agreement(all_j, n_boot=30).set_index(["metric", "judge_1", "judge_2"])
     key = ["pair_id", "order", "repeat"]
     for a, b in [("J", "K"), ("J", "L"), ("K", "L")]:
         m = all_j[all_j.judge == a].merge(all_j[all_j.judge == b], on=key)
@@ -339,3 +388,173 @@ def test_a_split_whose_denoising_breaks_down_is_left_out_with_a_warning():
     assert pb.loc["acc_cr_denoised", "estimate"] == pytest.approx(0.5)
     assert pb.loc["position_bias", "estimate"] == pytest.approx(0.5 - 1.0)
     assert pb.loc["position_bias", "n_splits"] == 1
+
+
+@pytest.mark.parametrize("invalid_share", [0.2, 0.5, 0.8])
+def test_repetition_stability_equals_the_definition_on_an_error_prone_judge(invalid_share):
+    """A simulated 3-option judge loses a share of its answers at random; RS must equal eq. 1
+    of Shi et al. written out in pandas (the most frequent valid choice over all trials), which
+    falls with the invalid share, while dropping invalid answers hides it."""
+    sim = jk.simulate_judgments(300, repeats=4, flip_q=0.1, tie_rate=0.1, seed=7)
+    j = sim.judgments.copy()
+    lost = np.random.default_rng(1).random(len(j)) < invalid_share
+    j.loc[lost, "verdict"] = None
+    pos = jk.position_of(j["verdict"], j["order"])
+    query = [j["pair_id"], j["order"]]
+    trials = j.groupby(query).size()
+    top = pos.groupby(query).value_counts().groupby(level=[0, 1]).max()
+    expected = (top / trials.loc[top.index]).mean()  # queries without a valid answer drop out
+    rs = jk.repetition_stability(j, n_boot=0).set_index("metric")
+    assert rs.loc["repetition_stability", "estimate"] == pytest.approx(expected, abs=1e-12)
+    assert rs.loc["repetition_stability", "n"] == len(top)
+    # the spread: per query, the sample sd of the indicators "trial gave the modal valid answer"
+    # over all its trials (an invalid trial is 0)
+    modal = pos.groupby(query).agg(lambda s: s.mode().iloc[0] if s.notna().any() else None)
+    key = pd.MultiIndex.from_arrays(query)
+    agrees = pd.Series((pos.to_numpy() == modal.reindex(key).to_numpy()).astype(float), index=j.index)
+    sd = agrees.groupby(query).std(ddof=1).loc[top.index]
+    assert rs.loc["repetition_stability_sd", "estimate"] == pytest.approx(sd.mean(), abs=1e-12)
+    drop = jk.repetition_stability(j, invalid="drop", n_boot=0).set_index("metric")
+    assert drop.loc["repetition_stability", "estimate"] > expected + invalid_share / 4
+
+
+# ------------------------------------------------------------------------------ nothing silent
+
+def _all_invalid(j: pd.DataFrame) -> pd.DataFrame:
+    return j.assign(verdict=None, error="api: HTTP 401: invalid key")
+
+
+def test_all_invalid_verdicts_are_nan_with_a_warning_not_zero_bias():
+    """Every call failed: no accuracy, bias, consistency or stability can be measured; the card
+    says so instead of reporting position bias 0 in [0, 0]."""
+    pairs, judgments, _ = jk.simulate_judgments(300, accuracy=0.8, position_bias=1.0, repeats=2,
+                                                seed=0)
+    failed = _all_invalid(judgments)
+    with pytest.warns(jk.MetricWarning) as caught:
+        card = jk.report_card(failed, pairs, n_boot=200)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1
+    assert "judge='sim'" in messages[0] and "every verdict is invalid" in messages[0]
+    for m in jk.REPORT_CARD_METRICS:
+        if m == "invalid_rate":
+            assert card.loc[0, m] == 1.0
+            continue
+        assert m in messages[0], m
+        assert np.isnan(card.loc[0, m]), m
+        assert np.isnan(card.loc[0, f"{m}_ci_low"]) and np.isnan(card.loc[0, f"{m}_ci_high"]), m
+    for fn in (jk.accuracy, jk.position_bias, jk.length_bias, jk.flip_noise,
+               jk.repetition_stability, jk.position_consistency, jk.preference_fairness,
+               jk.overall_win_rate):
+        with pytest.warns(jk.MetricWarning, match="judge='sim'.*every verdict is invalid"):
+            out = fn(failed, pairs, n_boot=0)
+        assert out["estimate"].isna().all(), fn.__name__
+
+
+def test_only_the_judge_without_valid_verdicts_is_nan():
+    pairs, good, _ = jk.simulate_judgments(200, repeats=2, judge_name="good", seed=1)
+    _, bad, _ = jk.simulate_judgments(pairs, repeats=2, judge_name="bad", seed=2)
+    with pytest.warns(jk.MetricWarning) as caught:
+        card = jk.report_card(pd.concat([good, _all_invalid(bad)]), pairs, n_boot=0)
+    card = card.set_index("judge")
+    assert np.isnan(card.loc["bad", "acc_both"]) and np.isfinite(card.loc["good", "acc_both"])
+    assert all("judge='bad'" in str(w.message) and "'good'" not in str(w.message) for w in caught)
+
+
+def test_one_order_without_valid_verdicts():
+    """Response b shown first never parsed: what needs that order is NaN (not 'always wrong'),
+    what needs only the other order is not."""
+    j = _judgments()
+    j.loc[j["order"] == "ba", "verdict"] = None
+    with pytest.warns(jk.MetricWarning) as caught:
+        acc = _est(jk.accuracy(j, _pairs(), n_boot=0))
+    assert acc["acc_ab"] == pytest.approx(8 / 9)
+    assert np.isnan(acc["acc_ba"])
+    # cr and rc mix both display orders: their invalid verdicts count as wrong, as always
+    assert acc["acc_cr"] == pytest.approx((2 / 3 + 0 + 1) / 3)  # p2 shows y_c first in ba
+    assert acc["acc_rc"] == pytest.approx((0 + 1 + 0) / 3)
+    # no pair has a valid verdict in both orders: Acc_both is unknown, not 0
+    assert np.isnan(acc["acc_both"])
+    text = " | ".join(str(w.message) for w in caught)
+    assert ("acc_ba is NaN for judge='J': no labelled pair judged with response b shown first has "
+            "a valid verdict") in text
+    assert "acc_both is NaN for judge='J': no labelled pair has a valid verdict in both orders" in text
+    with pytest.warns(jk.MetricWarning, match="every .original, swapped. judgment pair has an invalid verdict"):
+        pc = jk.position_consistency(j, n_boot=0)
+    assert np.isnan(pc.loc[0, "estimate"]) and pc.loc[0, "n_invalid"] == 12
+    with pytest.warns(jk.MetricWarning, match="q_ba, scr_ba are NaN for judge='J': no judgment "
+                                              "with response b shown first has a valid verdict"):
+        q = _est(jk.flip_noise(j, n_boot=0))
+    assert np.isnan(q["q_ba"]) and np.isfinite(q["q_ab"])
+
+
+def test_repetition_stability_without_valid_repeats_is_nan():
+    v = {("p1", "ab"): ["a", None], ("p1", "ba"): [None, None],
+         ("p2", "ab"): [None, None], ("p2", "ba"): ["b", None]}
+    with pytest.warns(jk.MetricWarning, match="no repeated request has enough valid answers"):
+        rs = _est(jk.repetition_stability(_judgments(verdicts=v), invalid="drop", n_boot=0))
+    assert np.isnan(rs["repetition_stability"])
+    # by Shi et al.'s definition the two requests with a valid answer are queries: RS = 1/2
+    assert _est(jk.repetition_stability(_judgments(verdicts=v), n_boot=0))["repetition_stability"] == 0.5
+
+
+@pytest.mark.parametrize("fn", [jk.report_card, jk.accuracy, jk.position_bias, jk.length_bias,
+                                jk.flip_noise, jk.repetition_stability, jk.position_consistency,
+                                jk.preference_fairness, jk.overall_win_rate, jk.invalid_rate,
+                                jk.mutual_agreement, jk.disagreement])
+def test_an_empty_table_is_an_error(fn):
+    with pytest.raises(ValueError, match="judgments: the table is empty"):
+        fn(_judgments().iloc[:0], _pairs())
+
+
+def test_intervals_from_few_pairs_carry_a_warning():
+    one = _judgments()[lambda d: d["pair_id"] == "p1"]
+    with pytest.warns(jk.MetricWarning, match=r"judge='J' \(1 pair\) are resampled from fewer than 5"):
+        card = jk.report_card(one, _pairs(), metrics=["acc_ab", "position_consistency"], n_boot=50)
+    # one pair: every resample is that pair, the interval has no width
+    assert card.loc[0, "acc_ab_ci_low"] == pytest.approx(card.loc[0, "acc_ab"], abs=1e-7)
+    assert card.loc[0, "acc_ab_ci_high"] == pytest.approx(card.loc[0, "acc_ab"], abs=1e-7)
+    five = jk.simulate_judgments(5, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jk.report_card(five.judgments, five.pairs, metrics=["acc_ab"], n_boot=50)
+    with pytest.warns(jk.MetricWarning, match=r"fewer than 5"):
+        jk.mutual_agreement(pd.concat([one, one.assign(judge="K")]), n_boot=50)
+
+
+def test_bad_options_are_named():
+    with pytest.raises(ValueError, match="invalid must be 'disagree' or 'drop'"):
+        jk.repetition_stability(_judgments(), invalid="count")
+    with pytest.raises(ValueError, match="lb_method must be 'indicator' or 'joint'"):
+        jk.length_bias(_judgments(), _pairs(), lb_method="both")
+
+
+@pytest.mark.filterwarnings("ignore::judgekit.MetricWarning")  # LB: 6% NaN resamples at N = 120
+def test_pooling_judges_loses_nothing():
+    """by=[] (or any grouping without the judge column) pools judges: every judgment counts, and
+    the bootstrap resamples pairs with all their judges' verdicts. Two identical copies of a
+    judge pooled give that judge's rates and intervals, and twice its counts."""
+    pairs, j, _ = jk.simulate_judgments(120, repeats=2, flip_q=0.1, position_bias=0.5, seed=3)
+    pooled_in = pd.concat([j, j.assign(judge="copy")], ignore_index=True)
+    metrics = ["acc_ab", "acc_both", "position_bias", "length_bias", "position_consistency",
+               "primacy", "preference_fairness", "repetition_stability", "invalid_rate"]
+    single = jk.report_card(j, pairs, by=[], metrics=metrics, n_boot=200, seed=4)
+    pooled = jk.report_card(pooled_in, pairs, by=[], metrics=metrics, n_boot=200, seed=4)
+    assert pooled.loc[0, "n_judgments"] == len(pooled_in) == 2 * single.loc[0, "n_judgments"]
+    assert pooled.loc[0, "n_pairs"] == single.loc[0, "n_pairs"] == 120
+    for m in metrics:
+        factor = 2 if m == "primacy" else 1
+        for col in (m, f"{m}_ci_low", f"{m}_ci_high"):
+            assert pooled.loc[0, col] == pytest.approx(factor * single.loc[0, col], abs=1e-12, nan_ok=True), col
+    # two different judges pooled: the rates lie between theirs, weighted by their pairs
+    _, k, _ = jk.simulate_judgments(pairs, repeats=2, accuracy=0.9, judge_name="k", seed=5)
+    both = jk.report_card(pd.concat([j, k]), pairs, by=[], metrics=["acc_ab"], n_boot=0)
+    each = jk.report_card(pd.concat([j, k]), pairs, metrics=["acc_ab"], n_boot=0)
+    assert both.loc[0, "acc_ab"] == pytest.approx(each["acc_ab"].mean())
+
+
+def test_agreement_without_shared_valid_verdicts_warns():
+    j = pd.concat([_judgments("J"), _all_invalid(_judgments("K"))], ignore_index=True)
+    with pytest.warns(jk.MetricWarning, match="agreement is NaN for J / K, K / K: no instance has a valid"):
+        ma = jk.mutual_agreement(j, n_boot=0).set_index(["metric", "judge_1", "judge_2"])
+    assert np.isnan(ma.loc[("agreement", "J", "K"), "estimate"])
+    assert ma.loc[("agreement", "J", "J"), "estimate"] == 1.0

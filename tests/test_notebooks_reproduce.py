@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pytest
 
 from judgekit.cli import main
@@ -33,6 +34,11 @@ def series(tmp_path_factory) -> Path:
         ("code", "card = pd.DataFrame({'judge': ['x', 'y'], 'acc_both': [0.7, 0.6]})\n"
                  "jk.viz.accuracy_bars(card, title='Accuracy of <x> & y')"),
         ("code", "jk.viz.bias_bars(card.rename(columns={'acc_both': 'position_bias'}))"),
+        ("md", "## §4.3: the truncation attack"),
+        ("code", "from tqdm.auto import tqdm\nfor _ in tqdm(range(40), desc='judging', unit='call'):\n    pass"),
+        ("code", "jk.scoreboard.compare('dubois2024', {'win_rate': 3.738, 'lc_penalty': 13.6},\n"
+                 "                      prefix='sec4.3/gpt4_gamed/', how='typed in a test',\n"
+                 "                      reason={'lc_penalty': 'a <different> penalty'})"),
     )
     _notebook(
         folder / "01_broken.ipynb",
@@ -53,31 +59,64 @@ def test_find_notebooks_filters_and_explains(series: Path):
         find_notebooks(series / "missing")
 
 
-def test_report_with_a_failing_notebook(series: Path, tmp_path: Path, capsys):
+def test_report_with_a_failing_notebook(series: Path, tmp_path: Path, capfd):
     out = tmp_path / "report"
     code = reproduce(out=out, smoke=True, notebooks=series, timeout=300)
     assert code == 1  # one notebook failed
-    printed = capsys.readouterr().out
+    captured = capfd.readouterr()  # file-descriptor level: what kernels write lands here too
+    printed = captured.out + captured.err
     assert "01_broken.ipynb ... failed" in printed and "ZeroDivisionError" in printed
 
     index = (out / "index.html").read_text()
     assert "ZeroDivisionError" in index and "Two charts" in index
     assert 'href="notebooks/00_charts.html"' in index and 'href="notebooks/01_broken.html"' in index
-    assert "Accuracy of &lt;x&gt; &amp; y" in index  # titles are escaped
+    gallery = (out / "figures.html").read_text()
+    assert "Accuracy of &lt;x&gt; &amp; y" in gallery  # titles are escaped
 
     manifest = json.loads((out / "figures.json").read_text())
     assert [f["title"] for f in manifest] == ["Accuracy of <x> & y", "Position bias (PB)"]
     for fig in manifest:
         png = (out / fig["png"]).read_bytes()
         assert png.startswith(PNG) and len(png) > 5_000
-        assert f'src="{fig["png"]}"' in index
+        assert f'src="{fig["png"]}"' in gallery
+
+    # the first page is the scoreboard: published value from judgekit.published, judgekit's
+    # from the executed notebook, linked to the notebook section that computed it
+    board = pd.read_csv(out / "scoreboard.csv")
+    assert board[["item", "published", "judgekit", "agrees"]].values.tolist() == [
+        ["sec4.3/gpt4_gamed/win_rate", 3.7, 3.738, True],
+        ["sec4.3/gpt4_gamed/lc_penalty", 12.2, 13.6, False]]
+    assert board["reason"].fillna("").tolist() == ["", "a <different> penalty"]
+    link = board["link"].iloc[0]
+    page, anchor = link.split("#")
+    assert page == "notebooks/00_charts.html" and f'id="{anchor}"' in (out / page).read_text()
+    assert index.index("scoreboard") < index.index("<h2>Notebooks</h2>")
+    assert "a &lt;different&gt; penalty" in index and "a <different>" not in index
+    assert "Dubois, Galambosi, Liang, Hashimoto (2024)" in index
 
     html = (out / "notebooks" / "00_charts.html").read_text()
     assert html.count('src="data:image/png;base64') == 2  # both charts, static, in the page
     assert "smoke 1" in html  # the kernel ran in smoke mode
+    # a static page shows the progress bar as it ended, not as it started
+    assert "judging: 100%|" in html and "| 40/40 " in html and "| 0/40 " not in html
+    # the kernels' own log lines stay out of the terminal
+    assert "WARNING" not in printed and "Kernel is running" not in printed
+    assert (out / "logs" / "00_charts.log").is_file()
     executed = nbformat.read(out / "notebooks" / "01_broken.ipynb", as_version=4)
     assert executed.cells[1].outputs[0]["ename"] == "ZeroDivisionError"
     assert not executed.cells[2].get("outputs")  # execution stopped at the error
+
+
+def test_only_some_notebooks_keeps_the_others_in_the_index(series: Path, tmp_path: Path):
+    out = tmp_path / "report"
+    assert reproduce(out=out, smoke=True, notebooks=series, timeout=300) == 1
+    first = (out / "index.html").read_text()
+    assert reproduce(out=out, smoke=True, notebooks=series, only=["01"], timeout=300) == 1
+    index = (out / "index.html").read_text()
+    assert "00_charts.ipynb" in index and "01_broken.ipynb" in index  # 00 kept its entry
+    assert "2 notebooks" in index and first.count("<tr>") == index.count("<tr>")
+    assert len(pd.read_csv(out / "scoreboard.csv")) == 2  # 00's numbers are still on the board
+    assert len(json.loads((out / "figures.json").read_text())) == 2
 
 
 def test_cli_reports_unknown_notebook_numbers(capsys):

@@ -136,3 +136,75 @@ def test_errors_name_what_is_wrong(pairs):
         jk.bias_report(pairs.iloc[1:], pert, j)
     with pytest.raises(ValueError, match="ci"):
         jk.bias_report(pairs, pert, j, ci=95)
+
+
+# ---- the vectorised table handling equals the straightforward row-by-row version ----------------
+
+def _map_to_source_loop(verdict, slots):
+    v, s = verdict.to_numpy(dtype=object), slots.to_numpy(dtype=object)
+    out = v.copy()
+    for k in range(len(v)):
+        if isinstance(s[k], str) and v[k] in ("a", "b", "c", "d"):
+            out[k] = s[k]["abcd".index(v[k])]
+    return out
+
+
+def _favoured_loop(slots, order, favours):
+    return np.array([s["abcd".index(o[0])] if isinstance(s, str) else f
+                     for s, o, f in zip(slots, order, favours)], dtype=object)
+
+
+def _eq_loop(x, y):
+    return np.array([a == b for a, b in zip(x, y)], dtype=float)
+
+
+def _random_rows(n, seed):
+    rng = np.random.default_rng(seed)
+    slots = pd.Series(rng.choice(np.array(["ab", "ba", "bca", "cab", "abcd", "dcba", None], dtype=object), n))
+    width = slots.map(lambda s: len(s) if isinstance(s, str) else 2)
+    verdict = pd.Series([rng.choice(["a", "b", "c", "d", "tie", None][: w] + ["tie", None]) for w in width],
+                        dtype=object)
+    order = pd.Series([("abcd"[:w])[::-1] if rng.random() < 0.5 else "abcd"[:w] for w in width])
+    favours = pd.Series(rng.choice(np.array(["a", "b", None], dtype=object), n))
+    return verdict, slots, order, favours
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_vectorised_helpers_equal_the_row_by_row_versions(seed):
+    from judgekit.perturb import report
+
+    verdict, slots, order, favours = _random_rows(500, seed)
+    same = lambda a, b: pd.Series(a, dtype=object).equals(pd.Series(b, dtype=object))  # noqa: E731
+    assert same(report._map_to_source(verdict, slots), _map_to_source_loop(verdict, slots))
+    assert same(report._favoured(slots, order, favours), _favoured_loop(slots, order, favours))
+    x, y = verdict.to_numpy(dtype=object), np.roll(verdict.to_numpy(dtype=object), 1)
+    np.testing.assert_array_equal(report._eq(x, y), _eq_loop(x, y))
+    orders = pd.Series(["abc", "acb", "bca", "abcd", "dcab", "abd", "aab", "", "a", "b", None, "abcde"])
+    expected = [isinstance(o, str) and sorted(o) == list("abcd"[: len(o)]) for o in orders]
+    assert report._valid_wide_order(orders).tolist() == expected
+    with pytest.raises(ValueError, match="beyond the 2 responses"):
+        report._map_to_source(pd.Series(["c"]), pd.Series(["ab"]))
+
+
+def test_report_is_identical_with_the_row_by_row_helpers(monkeypatch):
+    from judgekit.perturb import report
+
+    rng = np.random.default_rng(4)
+    pairs = jk.simulate_pairs(60, seed=3)
+    pairs["response_c"] = "a third answer"
+    pert = pd.concat([jk.perturb_position(pairs), jk.perturb_bandwagon(pairs, percents=[60, 90])],
+                     ignore_index=True)
+    rows = [(pid, "J", order, rep, rng.choice(np.array(["a", "b", "tie", None], dtype=object)))
+            for pid in pairs["pair_id"] for rep in (0, 1) for order in ("ab", "ba", "abc")]
+    for pid, slots in zip(pert["pair_id"], pert["slots"]):
+        three = isinstance(slots, str) and len(slots) == 3
+        choices = np.array(["a", "b", "c", None] if three else ["a", "b", None], dtype=object)
+        rows.append((pid, "J", "abc" if three else "ab", 0, rng.choice(choices)))
+    j = _judgments(rows)
+    fast = jk.bias_report(pairs, pert, j, n_boot=100)
+    monkeypatch.setattr(report, "_map_to_source", _map_to_source_loop)
+    monkeypatch.setattr(report, "_favoured", _favoured_loop)
+    monkeypatch.setattr(report, "_eq", _eq_loop)
+    slow = jk.bias_report(pairs, pert, j, n_boot=100)
+    pd.testing.assert_frame_equal(fast, slow)
+    assert set(fast["bias"]) == {"position", "bandwagon"} and len(fast) > 20

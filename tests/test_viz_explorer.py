@@ -160,3 +160,65 @@ def test_pair_card_alone(data):
         jk.viz.pair_card(judgments, pairs, "nope")
     with pytest.raises(ValueError, match=r"unknown judge\(s\) \['ghost'\]"):
         jk.viz.pair_card(judgments, pairs, pairs["pair_id"][1], judges=["ghost"])
+
+
+def test_estimators_that_cannot_change_the_view_are_not_offered():
+    """One call per pair and order: the flip estimators and "first repeat" give the same card."""
+    pairs, judgments, _ = jk.simulate_judgments(60, position_bias=0.8, repeats=1, seed=3)
+    ex = jk.viz.JudgeExplorer(judgments, pairs, n_boot=40)
+    offered = list(ex.controls["estimator"].options)
+    assert offered == [next(iter(jk.viz.ESTIMATORS)), "mean over 5 random splits, no CI (Wei et al.)"]
+    assert not ex.controls["estimator"].disabled
+    note = ex._estimator_note.value
+    assert "one call per pair and order" in note and "paper&#x27;s flip estimator" in note
+    # what is hidden really gives the same numbers, and what is offered really differs
+    direct = {name: jk.report_card(judgments, pairs, n_boot=40, seed=0, **kw)
+              for name, kw in jk.viz.ESTIMATORS.items()}
+    first, *rest = direct
+    numeric = direct[first].select_dtypes("number").columns
+    for name in rest:
+        same = np.allclose(direct[name][numeric].to_numpy(float), direct[first][numeric].to_numpy(float),
+                           equal_nan=True)
+        assert same == (name not in offered), name
+    # a single-choice estimator list disables the dropdown and says why
+    ex1 = jk.viz.JudgeExplorer(judgments, pairs, n_boot=40,
+                               estimators={k: v for k, v in list(jk.viz.ESTIMATORS.items())[:3]})
+    assert ex1.controls["estimator"].disabled and "only this choice" in ex1._estimator_note.value
+
+
+def test_repeats_with_labels_keep_every_estimator(explorer):
+    assert list(explorer.controls["estimator"].options) == list(jk.viz.ESTIMATORS)
+    assert explorer._estimator_note.value == ""
+
+
+def test_counts_are_drawn_on_a_count_axis(explorer):
+    explorer.controls["metric"].value = "primacy"
+    spec = explorer.charts["metric"].to_dict()
+    bar = spec["layer"][0]["encoding"]["x"]
+    assert "domain" not in bar["scale"] and bar["title"] == "Primacy-preferred judgment pairs (count)"
+    rows = max(spec["datasets"].values(), key=len)
+    assert max(r["estimate"] for r in rows) > 1  # counts, which a 0-1 axis would have clipped
+    explorer.controls["metric"].value = "position_consistency"
+    assert explorer.charts["metric"].to_dict()["layer"][0]["encoding"]["x"]["scale"]["domain"] == [0.0, 1.0]
+
+
+def test_a_users_own_tables_without_labels_models_or_repeats():
+    """Issue 13: the explorer takes any two tables, e.g. one order per pair and no human labels."""
+    pairs = pd.DataFrame({"pair_id": [f"q{i}" for i in range(30)], "prompt": "Summarise.",
+                          "response_a": "short", "response_b": "a longer answer", "label": None})
+    rng = np.random.default_rng(0)
+    judgments = pd.DataFrame({
+        "pair_id": np.repeat(pairs["pair_id"], 2), "judge": ["mine", "theirs"] * 30,
+        "order": "ab", "repeat": 0, "verdict": rng.choice(["a", "b", "tie"], 60), "p_a": np.nan})
+    ex = jk.viz.JudgeExplorer(judgments, pairs, n_boot=30)
+    c = ex.controls
+    assert list(c["models"].options) == ["mine", "theirs"] and c["templates"].disabled
+    metrics = [v for _, v in c["metric"].options]
+    assert "acc_both" not in metrics and "invalid_rate" in metrics  # what the data supports
+    assert sorted(ex.card["judge"]) == ["mine", "theirs"] and "scatter" not in ex.charts
+    assert "(human: none)" in c["pair"].options[0][0]
+    assert "human label: <b>none</b>" in ex._pair_html.value
+    c["pair_filter"].value = "orders disagree"
+    assert c["pair"].options == () and "No pair matches" in ex._pair_html.value
+    data, _ = ex._repr_mimebundle_()
+    assert "image/png" in data

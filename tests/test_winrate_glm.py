@@ -7,6 +7,7 @@ import pytest
 import statsmodels.api as sm
 from scipy import optimize, special
 
+from judgekit.exceptions import ConvergenceWarning
 from judgekit.winrate._glm import fit_joint, fit_small, soft_log_loss
 
 
@@ -118,7 +119,7 @@ def test_joint_fit_needs_a_positive_penalty_and_warns_when_it_cannot_converge():
         warnings.simplefilter("always")
         fit_joint(inst, np.zeros(20, int), rng.normal(size=20), (rng.random(20) > 0.5) * 1.0,
                   np.ones(20), 20, 1, 1e-3, max_iter=1)
-    assert any("did not converge" in str(c.message) for c in caught)
+    assert any("did not converge" in str(c.message) and c.category is ConvergenceWarning for c in caught)
 
 
 def test_soft_log_loss_is_the_cross_entropy():

@@ -154,3 +154,92 @@ def test_several_judges_get_separate_rows(small):
     wr = jk.win_rates(both, pairs, n_boot=0)
     est = wr[wr["metric"] == "win_rate"].set_index("judge")["estimate"]
     assert est["j"] + est["k"] == pytest.approx(100.0)
+
+
+# ---- nothing silent ----------------------------------------------------------------------------
+
+def test_nothing_usable_gives_nan_and_a_warning_not_a_zero_division():
+    # the reliability repro: every verdict missing, or preference="prob" without p_a
+    lb = jk.simulate_leaderboard(3, 60, seed=0)
+    for j, kw, why in ((lb.judgments.assign(verdict=None, p_a=np.nan), {}, "every verdict is missing"),
+                       (lb.judgments.assign(p_a=np.nan), {"preference": "prob"}, "needs p_a")):
+        with pytest.warns(jk.MetricWarning, match=rf"judge 'sim-judge' and model\(s\) \['model_0'.*{why}"):
+            out = jk.win_rates(j, lb.pairs, n_boot=20, **kw)
+        assert out["estimate"].isna().all() and (out["n"] == 0).all() and len(out) == 6
+        with pytest.warns(jk.MetricWarning, match="lc_win_rate is NaN"):
+            lc = jk.lc_win_rates(j, lb.pairs, n_boot=0, **kw)
+        assert lc["lc_win_rate"].isna().all() and len(lc) == 3
+        for fn in (jk.length_normalized_win_rates, jk.length_balanced_win_rates):
+            with pytest.warns(jk.MetricWarning):
+                assert fn(j, lb.pairs, n_boot=5, **kw)["estimate"].isna().all()
+
+
+def test_one_unusable_model_is_a_nan_row_beside_the_others(small):
+    pairs, judg = small
+    pairs = pd.concat([pairs, _pairs([("p5", "x5", "base", "dead", 100, 90)])], ignore_index=True)
+    judg = pd.concat([judg, _judg([("p5", "ab", 0, None, np.nan)])], ignore_index=True)
+    with pytest.warns(jk.MetricWarning, match=r"\['dead'\]"):
+        out = jk.win_rates(judg, pairs, baseline="base", n_boot=0)
+    dead = out[out["model"] == "dead"]
+    assert dead["estimate"].isna().all() and (dead["n_invalid"] == 1).all()
+    assert out.loc[out["model"] == "m", "estimate"].notna().all()
+
+
+def test_empty_tables_are_errors_and_few_instructions_warn(small):
+    pairs, judg = small
+    with pytest.raises(ValueError, match="judgments: the table is empty"):
+        jk.win_rates(judg.iloc[:0], pairs)
+    with pytest.raises(ValueError, match="pairs: the table is empty"):
+        jk.win_rates(judg, pairs.iloc[:0])
+    with pytest.warns(jk.MetricWarning, match=r"resampled from only 4 instructions"):
+        jk.win_rates(judg, pairs, n_boot=50)
+
+
+# ---- the vectorised preparation equals the straightforward pandas version ----------------------
+
+def _prepare_reference(judgments, pairs, baseline):
+    """The preference rows built with merges and groupbys on the id strings."""
+    pairs = jk.validate_pairs(pairs)
+    j = jk.validate_judgments(judgments, pairs)
+    base_a = pairs["model_a"] == baseline
+    p = pd.DataFrame({"pair_id": pairs["pair_id"],
+                      "model": np.where(base_a, pairs["model_b"], pairs["model_a"]),
+                      "model_side": np.where(base_a, "b", "a"),
+                      "instruction": pairs["instruction_id"]})
+    j = j.merge(p, on="pair_id")
+    v = j["verdict"].astype(object)
+    s_verdict = np.select([v == j["model_side"], v == "tie", v.isin(["a", "b"])], [1.0, 0.5, 0.0], np.nan)
+    p_model = np.where(j["model_side"] == "a", j["p_a"], 1 - j["p_a"])
+    j["s"] = np.where(j["p_a"].isna(), s_verdict, p_model)
+    j["s_discrete"] = s_verdict
+    j = j[j["s"].notna()]
+    per_order = j.groupby(["judge", "pair_id", "model", "instruction", "order"]).agg(
+        s=("s", "mean"), s_discrete=("s_discrete", "mean"), n=("s", "size")).reset_index()
+    return per_order.groupby(["judge", "pair_id", "model", "instruction"]).agg(
+        y=("s", "mean"), y_discrete=("s_discrete", "mean"), n_judgments=("n", "sum"),
+        orders=("order", lambda o: "+".join(sorted(o)))).reset_index()
+
+
+def test_vectorised_preparation_equals_the_groupby_version():
+    from judgekit.winrate._data import prepare
+
+    sim = jk.simulate_leaderboard(4, 80, soft=True, seed=3)
+    j = sim.judgments.copy()
+    rng = np.random.default_rng(0)
+    j.loc[rng.random(len(j)) < 0.2, "p_a"] = np.nan
+    j.loc[rng.random(len(j)) < 0.1, "verdict"] = None
+    swapped = j.sample(frac=0.5, random_state=1).assign(
+        order="ba", repeat=0, p_a=lambda d: 1 - d["p_a"],
+        verdict=lambda d: d["verdict"].map({"a": "b", "b": "a", "tie": "tie"}))
+    j = pd.concat([j, swapped, j.assign(judge="second", p_a=np.nan)], ignore_index=True)
+    ref = _prepare_reference(j, sim.pairs, "baseline")
+    for judge, prep in prepare(j, sim.pairs, "baseline").items():
+        mine = prep.rows.set_index("pair_id").sort_index()
+        theirs = ref[ref["judge"] == judge].set_index("pair_id").sort_index()
+        assert mine.index.tolist() == theirs.index.tolist()
+        np.testing.assert_allclose(mine[["y", "y_discrete"]].to_numpy(float),
+                                   theirs[["y", "y_discrete"]].to_numpy(float), rtol=1e-15, atol=0)
+        assert (mine["n_judgments"] == theirs["n_judgments"]).all()
+        assert (mine["orders"] == theirs["orders"]).all()
+        assert (mine["model"] == theirs["model"]).all()
+        assert prep.rows["pair_id"].tolist() == [p for p in sim.pairs["pair_id"] if p in set(mine.index)]

@@ -18,6 +18,8 @@ exactly when ``id_swap`` is False, whatever the order. Response a carries t1 exa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -36,14 +38,66 @@ ARRANGEMENTS: dict[str, tuple[str, bool]] = {
 _S_COLUMNS = ("s0", "s1", "s2", "s3")
 
 
-def _arrangement(order: pd.Series, id_swap: pd.Series) -> np.ndarray:
-    ab = (order.astype(object) == "ab").to_numpy()
-    swap = id_swap.astype(bool).to_numpy()
-    return np.select([ab & ~swap, ~ab & swap, ~ab & ~swap], ["X0", "X1", "X2"], default="X3")
+_NAMES = np.array(list(ARRANGEMENTS))
 
 
-def _a_has_t1(order: pd.Series, id_swap: pd.Series) -> np.ndarray:
-    return (order.astype(object) == "ab").to_numpy() != id_swap.astype(bool).to_numpy()
+def _arrangement_codes(order: pd.Series, id_swap: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Arrangement index (0..3 for X0..X3) and whether response a carries t1, per row.
+
+    Vectorised on the column's own storage (no Python objects for Arrow strings).
+    """
+    ab = (order == "ab").to_numpy(dtype=bool)
+    swap = id_swap.to_numpy(dtype=bool)
+    # X0 = (ab, no swap), X1 = (ba, swap), X2 = (ba, no swap), X3 = (ab, swap)
+    code = np.where(ab, np.where(swap, 3, 0), np.where(swap, 1, 2)).astype(np.int8)
+    return code, ab != swap
+
+
+@dataclass
+class _Cells:
+    """One row per (judge, pair) with P(t1) in each arrangement, built from integer codes.
+
+    ``judges`` and ``pairs`` are the unique names (``pairs`` sorted, ``judges`` sorted or in
+    order of appearance); ``judge``/``pair`` give each cell's codes, ``s`` its mean P(t1) in
+    X0..X3 (NaN where none), ``n_repeats`` the most repeats averaged in any arrangement, and
+    ``row_cell``/``row_judge`` map every judgment row to its cell and judge code.
+    """
+
+    judges: pd.Index
+    pairs: pd.Index
+    judge: np.ndarray
+    pair: np.ndarray
+    s: np.ndarray
+    n_repeats: np.ndarray
+    row_cell: np.ndarray
+    row_judge: np.ndarray
+
+
+def _cells(df: pd.DataFrame, p_t1: np.ndarray, code: np.ndarray, *, sort_judges: bool = True) -> _Cells:
+    """:class:`_Cells` of a validated table, given P(t1) and the arrangement code of each row."""
+    judge_codes, judges = pd.factorize(df["judge"], sort=sort_judges)
+    pair_codes, pairs = pd.factorize(df["pair_id"], sort=True)
+    n_pairs = max(len(pairs), 1)
+    key = judge_codes.astype(np.int64) * n_pairs + pair_codes
+    if len(judges) * n_pairs <= 8 * max(len(df), 1):  # dense lookup: no hashing or sorting
+        present = np.zeros(len(judges) * n_pairs, dtype=bool)
+        present[key] = True
+        cells = np.flatnonzero(present)
+        lookup = np.cumsum(present) - 1
+        row_cell = lookup[key]
+    else:
+        row_cell, cells = pd.factorize(key, sort=True)
+    n = len(cells)
+    ok = ~np.isnan(p_t1)
+    flat = row_cell[ok].astype(np.int64) * 4 + code[ok]
+    count = np.bincount(flat, minlength=4 * n).reshape(n, 4)
+    total = np.bincount(flat, weights=p_t1[ok], minlength=4 * n).reshape(n, 4)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(count > 0, total / count, np.nan)
+    judge, pair = np.divmod(np.asarray(cells, dtype=np.int64), n_pairs)
+    return _Cells(judges=pd.Index(judges), pairs=pd.Index(pairs), judge=judge, pair=pair, s=s,
+                  n_repeats=count.max(axis=1, initial=0).astype(np.int64), row_cell=row_cell,
+                  row_judge=judge_codes)
 
 
 def with_arrangements(judgments: pd.DataFrame, prob: str = "p_a") -> pd.DataFrame:
@@ -86,8 +140,8 @@ def _add_arrangements(df: pd.DataFrame, prob: str = "p_a") -> pd.DataFrame:
     if bad.any():
         raise ValueError(f"judgments: column {prob!r} must be a probability in [0, 1]; "
                          f"{int(bad.sum())} rows are outside")
-    a_t1 = _a_has_t1(df["order"], df["id_swap"])
-    df["arrangement"] = _arrangement(df["order"], df["id_swap"])
+    code, a_t1 = _arrangement_codes(df["order"], df["id_swap"])
+    df["arrangement"] = _NAMES[code]
     df["t1_first"] = ~df["id_swap"].to_numpy(dtype=bool)
     df["a_has_t1"] = a_t1
     df["p_t1"] = np.where(a_t1, p, 1.0 - p)
@@ -133,16 +187,14 @@ def arrangement_table(
 
 def _arrangement_table(df: pd.DataFrame, complete: tuple[str, ...] = ()) -> pd.DataFrame:
     """:func:`arrangement_table` from a table that already has the arrangement columns."""
-    grouped = df.groupby(["judge", "pair_id", "arrangement"], sort=True)["p_t1"]
-    long = grouped.mean().rename("s").to_frame()
-    long["n"] = grouped.count()
-    wide = long["s"].unstack("arrangement")
-    wide = wide.reindex(columns=list(ARRANGEMENTS))
-    wide.columns = list(_S_COLUMNS)
-    n = long["n"].unstack("arrangement").max(axis=1)
-    wide["n_repeats"] = n.reindex(wide.index).fillna(0).astype("int64")
-    wide = wide.reset_index()
-    wide.columns.name = None
+    code = pd.Index(list(ARRANGEMENTS)).get_indexer(df["arrangement"])
+    cells = _cells(df, df["p_t1"].to_numpy(dtype=float), code.astype(np.int8))
+    wide = pd.DataFrame({
+        "judge": cells.judges.take(cells.judge),
+        "pair_id": cells.pairs.take(cells.pair),
+        **{col: cells.s[:, j] for j, col in enumerate(_S_COLUMNS)},
+        "n_repeats": cells.n_repeats,
+    })
     if complete:
         cols = [f"s{name[1]}" for name in complete]
         wide = wide[wide[cols].notna().all(axis=1)].reset_index(drop=True)

@@ -110,19 +110,19 @@ def content_free_pairs(
     if kind == "na":
         resp_a = resp_b = [text] * len(p)
     else:
-        words = np.array(" ".join(pd.concat([pairs["response_a"], pairs["response_b"]])).split())
+        split = pd.concat([pairs["response_a"], pairs["response_b"]], ignore_index=True).str.split()
+        words = split.explode().dropna().to_numpy(dtype=str)
         if words.size == 0:
             raise ValueError("pairs: the responses hold no words to draw domain context from")
         if n_words is None:
-            lengths = pd.concat([pairs["response_a"], pairs["response_b"]]).str.split().str.len()
-            n_words = max(int(np.median(lengths)), 1)
+            n_words = max(int(np.median(split.str.len())), 1)
         if n_words < 1:
             raise ValueError(f"n_words must be >= 1, got {n_words}")
         draws = rng.choice(words, size=(len(p), 2, n_words), replace=True)
         resp_a = [" ".join(row) for row in draws[:, 0]]
         resp_b = [" ".join(row) for row in draws[:, 1]]
     out = pd.DataFrame({
-        "pair_id": [f"cf-{kind}-{pid}" for pid in p["pair_id"]],
+        "pair_id": (f"cf-{kind}-" + p["pair_id"].astype(str)).to_numpy(),
         "prompt": p["prompt"].to_numpy(),
         "response_a": resp_a,
         "response_b": resp_b,

@@ -1,163 +1,36 @@
-"""CalibraEval's non-parametric order-preserving algorithm (NOA), with an O(M) gradient.
+"""CalibraEval's non-parametric order-preserving calibration (NOA), with judgekit's bounded spread term.
 
 The numerical core: :func:`noa_fit` takes P(t1) in the arrangements X0..X3 for K estimation
 pairs and returns monotone maps g (knots of a piecewise-linear function) such that g(P(t1)) is
 consistent across arrangements. :func:`judgekit.calibrate` wraps it for judgments tables.
+
+Two settings. ``"judgekit"`` (the default) replaces the paper's unbounded spread reward by a
+spread anchored to what the pair shows, which makes the loss a convex quadratic in the map, and
+fits it to convergence; ``"paper"`` is the algorithm exactly as Li et al. (2024) describe it
+(:mod:`judgekit.calibration._noa_paper`). ``docs/calibration.md`` compares the two.
 """
 
 from __future__ import annotations
 
-import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import isotonic_regression
+from scipy.special import expit, logit
 
-__all__ = ["NOA_OBJECTIVES", "NOAFit", "noa_fit"]
+from judgekit.calibration._noa_paper import NOA_OBJECTIVES, POSITION_MAP, check_samples, fit_paper
+from judgekit.exceptions import ConvergenceWarning
 
-#: Objectives and the arrangements (columns of ``s``) each one reads.
-NOA_OBJECTIVES: dict[str, tuple[int, ...]] = {
-    "full": (0, 1, 2),  # Li et al. (2024), eq. 10
-    "l1": (0, 2),  # eq. 19: ID swap only
-    "l2": (0, 1),  # eq. 20: position swap only
-    "four": (0, 1, 2, 3),  # judgekit: all four arrangements, see Notes of noa_fit
+__all__ = ["NOA_OBJECTIVES", "NOA_SETTINGS", "NOAFit", "noa_fit"]
+
+#: Default hyper-parameters of each setting of :func:`noa_fit`.
+NOA_SETTINGS: dict[str, dict[str, float | int | None]] = {
+    "judgekit": {"lam": 2.0, "tol": 1e-10, "max_iter": 10_000},
+    "paper": {"lam": 0.5, "lr": 10.0, "tol": 1e-3, "max_iter": 300},
 }
-#: Which map each arrangement uses: t1 shown first (X0, X2) or second (X1, X3).
-_POSITION_MAP = {0: "t1_first", 1: "t1_second", 2: "t1_first", 3: "t1_second"}
-
-
-def _sq(x: np.ndarray) -> float:
-    """Sum of squares without BLAS (whose threads stall on a busy machine for short vectors)."""
-    return float(np.square(x).sum())
-
-
-def _terms(objective: str, v: dict[int, np.ndarray], lam: float) -> tuple[float, dict[int, np.ndarray]]:
-    """Loss and its derivative with respect to each v_j = g(s_j) (summed over samples)."""
-    if objective == "full":
-        a, b, c = v[0] + v[2] - 1.0, v[0] - v[1], v[0] - v[2]
-        loss = _sq(a) + _sq(b) - lam * _sq(c)
-        return loss, {0: 2 * a + 2 * b - 2 * lam * c, 1: -2 * b, 2: 2 * a + 2 * lam * c}
-    if objective == "l1":
-        a, c = v[0] + v[2] - 1.0, v[0] - v[2]
-        return _sq(a) - lam * _sq(c), {0: 2 * a - 2 * lam * c, 2: 2 * a + 2 * lam * c}
-    if objective == "l2":
-        b, c = v[0] - v[1], v[0] - 0.5
-        return _sq(b) - lam * _sq(c), {0: 2 * b - 2 * lam * c, 1: -2 * b}
-    # "four": 1/2 [A^2 + B^2 + C^2 + D^2] - lam/2 [R1^2 + R2^2]
-    a, b = v[0] + v[2] - 1.0, v[1] + v[3] - 1.0
-    c, d = v[0] - v[1], v[2] - v[3]
-    r1, r2 = v[0] - v[2], v[1] - v[3]
-    loss = 0.5 * (_sq(a) + _sq(b) + _sq(c) + _sq(d)) - 0.5 * lam * (_sq(r1) + _sq(r2))
-    return loss, {
-        0: a + c - lam * r1,
-        1: b - c - lam * r2,
-        2: a + d + lam * r1,
-        3: b - d + lam * r2,
-    }
-
-
-class _Problem:
-    """Grid, indices and parameter layout of one NOA fit (one or two maps)."""
-
-    def __init__(self, s: np.ndarray, objective: str, maps: str) -> None:
-        if objective not in NOA_OBJECTIVES:
-            raise ValueError(f"objective must be one of {sorted(NOA_OBJECTIVES)}, got {objective!r}")
-        if maps not in ("shared", "position"):
-            raise ValueError(f"maps must be 'shared' or 'position', got {maps!r}")
-        if maps == "position" and objective not in ("full", "four"):
-            raise ValueError("maps='position' needs an objective that sees t1 in both positions "
-                             "('full' or 'four')")
-        s = np.asarray(s, dtype=float)
-        if s.ndim != 2 or s.shape[1] != 4:
-            raise ValueError(f"s must be a K x 4 array of P(t1) in X0..X3, got shape {s.shape}")
-        self.objective, self.cols = objective, NOA_OBJECTIVES[objective]
-        used = s[:, list(self.cols)]
-        if np.isnan(used).any():
-            raise ValueError(f"objective {objective!r} needs P(t1) in arrangements "
-                             f"{', '.join(f'X{j}' for j in self.cols)} for every sample")
-        if ((used < 0) | (used > 1)).any():
-            raise ValueError("P(t1) must lie in [0, 1]")
-        self.K = len(s)
-        names = {j: (_POSITION_MAP[j] if maps == "position" else "shared") for j in self.cols}
-        self.map_names = sorted(set(names.values()), key=["shared", "t1_first", "t1_second"].index)
-        self.z: dict[str, np.ndarray] = {}
-        self.idx: dict[int, np.ndarray] = {}
-        self.offset: dict[str, int] = {}
-        start = 0
-        for name in self.map_names:
-            cols = [j for j in self.cols if names[j] == name]
-            # every observed value is its own grid point, tied values included (M = 3K + 1 for
-            # the paper's objective). Merging exact ties instead would make the fit jump when a
-            # tie is broken by rounding noise (1e-13 moved a one-step map by up to 0.07): g's
-            # initial shape is a weighted empirical CDF of the pooled values, which merging
-            # distorts. Ties keep their input order (stable sort) and are averaged in the map.
-            values = np.concatenate([[0.0], s[:, cols].ravel(order="F"), [1.0]])
-            order = np.argsort(values, kind="stable")
-            z = values[order]
-            position = np.empty(len(values), dtype=np.intp)
-            position[order] = np.arange(len(values))
-            inverse = position[1:-1].reshape(len(cols), self.K)
-            for i, j in enumerate(cols):
-                self.idx[j] = inverse[i] + start
-            self.z[name] = z
-            self.offset[name] = start
-            start += len(z)
-        self.n_params = start
-        self.names = names
-        self.flat_idx = np.concatenate([self.idx[j] for j in self.cols])
-
-    def segments(self):
-        for name in self.map_names:
-            lo = self.offset[name]
-            yield name, slice(lo, lo + len(self.z[name]))
-
-    def init(self) -> np.ndarray:
-        """d_k = z_k (Li et al. 2024, Algorithm 1), centred per map."""
-        d = np.concatenate([self.z[name] for name in self.map_names])
-        return self._centre(d)
-
-    def _centre(self, d: np.ndarray) -> np.ndarray:
-        d = d.copy()
-        for _, seg in self.segments():
-            d[seg] -= d[seg].mean()
-        return d
-
-    def g_and_w(self, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """g(z_k) = sum_{i<=k} e^{d_i} / sum_i e^{d_i} per map, and the softmax weights w."""
-        g = np.empty_like(d)
-        w = np.empty_like(d)
-        for _, seg in self.segments():
-            e = np.exp(d[seg] - d[seg].max())
-            c = np.cumsum(e)
-            total = c[-1]
-            np.divide(e, total, out=w[seg])
-            np.divide(c, total, out=g[seg])
-            g[seg.stop - 1] = 1.0
-        return g, w
-
-    def loss_and_grad(self, d: np.ndarray, lam: float) -> tuple[float, np.ndarray]:
-        """The loss and its exact gradient in O(M + K).
-
-        With w = softmax(d) (per map) and G_j = dL/dg(z_j) accumulated over samples,
-        dg(z_j)/dd_k = w_k (1[j >= k] - g(z_j)), so
-        dL/dd_k = w_k (sum_{j >= k} G_j - sum_j G_j g(z_j)): one reversed cumulative sum.
-        """
-        g, w = self.g_and_w(d)
-        v = g[self.flat_idx].reshape(len(self.cols), self.K)
-        loss, dv = _terms(self.objective, dict(zip(self.cols, v)), lam)
-        G = np.bincount(self.flat_idx, weights=np.concatenate([dv[j] for j in self.cols]),
-                        minlength=self.n_params)
-        grad = np.empty_like(d)
-        for _, seg in self.segments():
-            Gs = G[seg]
-            tail = np.cumsum(Gs[::-1])[::-1]
-            tail -= float((Gs * g[seg]).sum())
-            np.multiply(w[seg], tail, out=grad[seg])
-        return loss, grad
-
-    def loss(self, d: np.ndarray, lam: float) -> float:
-        g, _ = self.g_and_w(d)
-        return _terms(self.objective, {j: g[self.idx[j]] for j in self.cols}, lam)[0]
+_MAP_ORDER = ["shared", "t1_first", "t1_second"]
+_CLIP = 1e-12  # P(t1) is clipped to [_CLIP, 1 - _CLIP] before taking logits
 
 
 @dataclass(frozen=True)
@@ -172,13 +45,20 @@ class NOAFit:
     objective, maps : str
         What was fitted.
     n_iter : int
-        Gradient steps taken.
+        Iterations taken (gradient steps for ``settings="paper"``; projected-gradient steps
+        after the unconstrained solution for ``"judgekit"``, 0 when that solution is already
+        monotone).
     converged : bool
-        Whether sum |Δd| fell below ``tol`` before ``max_iter``.
+        Whether the stopping rule fired before ``max_iter``.
     loss : ndarray
-        The loss before each step and after the last one.
+        ``"paper"``: the loss before each step and after the last one. ``"judgekit"``: the loss
+        of the identity map (the raw probabilities), then after each iteration (the first is the
+        monotone projection of the unconstrained solution).
     n_samples, n_grid : int
-        K estimation samples and M + 1 grid points (summed over maps).
+        K estimation samples, and the parameters of the map (grid points M + 1 for
+        ``"paper"``, knots for ``"judgekit"``; summed over maps).
+    settings : str
+        ``"judgekit"`` or ``"paper"``.
     """
 
     knots: dict[str, tuple[np.ndarray, np.ndarray]]
@@ -189,6 +69,7 @@ class NOAFit:
     loss: np.ndarray = field(repr=False)
     n_samples: int = 0
     n_grid: int = 0
+    settings: str = "judgekit"
 
     def __call__(self, s: np.ndarray, t1_first: np.ndarray | bool = True) -> np.ndarray:
         """Calibrated P(t1) for observed P(t1) ``s`` (with where t1 sits, for position maps)."""
@@ -214,46 +95,184 @@ def apply_knots(
     return np.clip(out, 0.0, 1.0)
 
 
-def _simplify(x: np.ndarray, y: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
-    """Few knots (greedy) whose linear interpolation is within ``tol`` of (x, y) everywhere.
+def _spread_target(sa: np.ndarray, sb: np.ndarray) -> np.ndarray:
+    """The spread g(sa) − g(sb) of an ID-swapped pair if the bias were a shift of the logit:
+    2 σ((logit sa − logit sb) / 2) − 1 (the shift cancels in the difference of logits)."""
+    xa = logit(np.clip(sa, _CLIP, 1.0 - _CLIP))
+    xb = logit(np.clip(sb, _CLIP, 1.0 - _CLIP))
+    return 2.0 * expit((xa - xb) / 2.0) - 1.0
 
-    From each kept knot a, a later point i may end the segment when the straight line a→i passes
-    within ``tol`` of every point in between (its slope lies in the cone those points allow);
-    the farthest such i is kept. Between points the error is bounded by the error at the points.
+
+def _anchored_terms(objective: str, s: np.ndarray, lam: float) -> list[tuple[dict[int, float], np.ndarray, float]]:
+    """The loss as weighted squared residuals: (coefficients of g(s_j), target, weight) per term.
+
+    A term's residual is Σ_j coef_j g(s_j) − target. The consistency terms are the paper's; its
+    spread reward −λ c² becomes the anchored λ (c − c_observed)².
     """
-    n = len(x)
-    if tol <= 0 or n <= 2:
-        return x, y
-    xs, ys = x.tolist(), y.tolist()  # plain floats: this loop is pure Python
-    keep = [0]
-    a = 0
-    while a < n - 1:
-        lo, hi = -math.inf, math.inf
-        best = a + 1
-        for i in range(a + 1, n):
-            dx = xs[i] - xs[a]
-            dy = ys[i] - ys[a]
-            if lo <= dy / dx <= hi:
-                best = i
-            lo = max(lo, (dy - tol) / dx)
-            hi = min(hi, (dy + tol) / dx)
-            if lo > hi:
-                break
-        keep.append(best)
-        a = best
-    idx = np.asarray(keep)
-    return x[idx], y[idx]
+    K = len(s)
+    one, zero = np.ones(K), np.zeros(K)
+    if objective == "full":
+        return [({0: 1.0, 2: 1.0}, one, 1.0), ({0: 1.0, 1: -1.0}, zero, 1.0),
+                ({0: 1.0, 2: -1.0}, _spread_target(s[:, 0], s[:, 2]), lam)]
+    if objective == "l1":
+        return [({0: 1.0, 2: 1.0}, one, 1.0), ({0: 1.0, 2: -1.0}, _spread_target(s[:, 0], s[:, 2]), lam)]
+    if objective == "l2":
+        # the paper's spread term is −λ (g(s0) − 0.5)²; anchored at the observed s0 − 0.5
+        return [({0: 1.0, 1: -1.0}, zero, 1.0), ({0: 1.0}, s[:, 0], lam)]
+    return [  # "four", with the ½ of the paper-setting loss
+        ({0: 1.0, 2: 1.0}, one, 0.5), ({1: 1.0, 3: 1.0}, one, 0.5),
+        ({0: 1.0, 1: -1.0}, zero, 0.5), ({2: 1.0, 3: -1.0}, zero, 0.5),
+        ({0: 1.0, 2: -1.0}, _spread_target(s[:, 0], s[:, 2]), 0.5 * lam),
+        ({1: 1.0, 3: -1.0}, _spread_target(s[:, 1], s[:, 3]), 0.5 * lam),
+    ]
+
+
+def default_n_knots(n_samples: int) -> int:
+    """Knots per map between 0 and 1: 2 K^(1/4), between 6 and 40 (8 at K = 300, 24 at 20,000).
+
+    Each knot's value is estimated from the samples around it, so fewer knots give a steadier
+    map; 2 K^(1/4) keeps the centre of an unbiased judge's map within about 0.003 of 0.5 at
+    K = 300 (docs/calibration.md), while a logit shift is still followed to about 0.005.
+    """
+    return int(np.clip(round(2.0 * n_samples ** 0.25), 6, 40))
+
+
+def _fit_anchored(
+    s: np.ndarray, objective: str, maps: str, lam: float, tol: float, max_iter: int,
+    n_knots: int | None,
+) -> dict:
+    """judgekit's NOA: the anchored loss over a monotone piecewise-linear map, solved exactly."""
+    cols = NOA_OBJECTIVES[objective]
+    K = len(s)
+    names = {j: (POSITION_MAP[j] if maps == "position" else "shared") for j in cols}
+    map_names = sorted(set(names.values()), key=_MAP_ORDER.index)
+    n_inner = default_n_knots(K) if n_knots is None else n_knots
+    knots, offset, start = {}, {}, 0
+    for name in map_names:
+        pooled = np.concatenate([s[:, j] for j in cols if names[j] == name])
+        inner = np.quantile(pooled, np.linspace(0.0, 1.0, n_inner))
+        knots[name] = np.unique(np.concatenate([[0.0], inner, [1.0]]))
+        offset[name] = start
+        start += len(knots[name])
+    m = start
+    # g(s_j) = (1 - w_j) theta[i_j] + w_j theta[i_j + 1]: two knots and weights per sample
+    where, weight = {}, {}
+    for j in cols:
+        x = knots[names[j]]
+        i = np.clip(np.searchsorted(x, s[:, j], side="right") - 1, 0, len(x) - 2)
+        w = (s[:, j] - x[i]) / (x[i + 1] - x[i])
+        where[j] = (i + offset[names[j]], i + 1 + offset[names[j]])
+        weight[j] = (1.0 - w, w)
+
+    def gram(j: int, k: int) -> np.ndarray:
+        """P_j' P_k, where P_j is the K x m interpolation matrix of column j."""
+        out = np.zeros(m * m)
+        for a in range(2):
+            for b in range(2):
+                out += np.bincount(where[j][a] * m + where[k][b], weights=weight[j][a] * weight[k][b],
+                                   minlength=m * m)
+        return out.reshape(m, m)
+
+    grams: dict[tuple[int, int], np.ndarray] = {}
+    H = np.zeros((m, m))
+    b = np.zeros(m)
+    c0 = 0.0
+    for coefs, target, term_weight in _anchored_terms(objective, s, lam):
+        # H += w A'A and b += w A' target for A = sum_j c_j P_j
+        for j, cj in coefs.items():
+            for k, ck in coefs.items():
+                key = (min(j, k), max(j, k))
+                if key not in grams:
+                    grams[key] = gram(*key)
+                G = grams[key] if j <= k else grams[key].T
+                H += term_weight * cj * ck * G
+            for a in range(2):
+                b += term_weight * cj * np.bincount(where[j][a], weights=weight[j][a] * target, minlength=m)
+        c0 += term_weight * float(target @ target)
+
+    def loss(theta: np.ndarray) -> float:
+        return float(theta @ H @ theta - 2.0 * b @ theta + c0)
+
+    # g(0) = 0 and g(1) = 1: a certain judge stays certain; the rest are free and monotone
+    fixed = np.zeros(m, dtype=bool)
+    value = np.zeros(m)
+    segments, pos = [], 0
+    for name in map_names:
+        lo, n = offset[name], len(knots[name])
+        fixed[[lo, lo + n - 1]] = True
+        value[lo + n - 1] = 1.0
+        segments.append(slice(pos, pos + n - 2))
+        pos += n - 2
+    free = ~fixed
+    x_all = np.concatenate([knots[name] for name in map_names])
+    Hf = H[np.ix_(free, free)]
+    bf = b[free] - H[np.ix_(free, fixed)] @ value[fixed]
+    # a negligible ridge toward the identity makes the optimum unique (knots no sample informs
+    # stay on the identity) without moving the others measurably
+    ridge = 1e-9 * max(float(np.trace(Hf)) / max(Hf.shape[0], 1), 1e-12)
+    Hf = Hf + ridge * np.eye(len(Hf))
+    bf = bf + ridge * x_all[free]
+
+    def project(t: np.ndarray) -> np.ndarray:
+        out = np.empty_like(t)
+        for seg in segments:
+            if seg.stop > seg.start:
+                out[seg] = np.clip(isotonic_regression(t[seg]).x, 0.0, 1.0)
+        return out
+
+    def full(t: np.ndarray) -> np.ndarray:
+        theta = value.copy()
+        theta[free] = t
+        return theta
+
+    history = [loss(x_all)]  # the identity map: the raw probabilities
+    if not free.any():  # every observed value is 0 or 1: nothing to fit
+        theta = np.zeros(0)
+        converged, L = True, 1.0
+    else:
+        theta = project(np.linalg.solve(Hf, bf))
+        L = float(np.linalg.eigvalsh(Hf)[-1])
+        converged = np.abs(theta - project(theta - (Hf @ theta - bf) / L)).max(initial=0.0) < tol
+    history.append(loss(full(theta)))
+    n_iter = 0
+    y, t = theta.copy(), 1.0
+    while not converged and n_iter < max_iter:
+        # FISTA with gradient restart (Beck & Teboulle 2009; O'Donoghue & Candès 2015)
+        n_iter += 1
+        new = project(y - (Hf @ y - bf) / L)
+        converged = np.abs(new - y).max(initial=0.0) < tol
+        if (y - new) @ (new - theta) > 0:
+            t = 1.0
+        t_next = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
+        y = new + ((t - 1.0) / t_next) * (new - theta)
+        theta, t = new, t_next
+        history.append(loss(full(theta)))
+    theta = full(theta)
+    out = {name: (knots[name], theta[offset[name]:offset[name] + len(knots[name])].copy())
+           for name in map_names}
+    return {"knots": out, "n_iter": n_iter, "converged": bool(converged),
+            "loss": np.asarray(history), "n_samples": K, "n_grid": m}
+
+
+def default_objective(s: np.ndarray, settings: str = "judgekit") -> str:
+    """``"four"`` when every sample has P(t1) in X3 too (judgekit settings), else ``"full"``."""
+    s = np.asarray(s, dtype=float)
+    if settings == "judgekit" and s.ndim == 2 and s.shape[1] == 4 and not np.isnan(s).any():
+        return "four"
+    return "full"
 
 
 def noa_fit(
     s: np.ndarray,
     *,
-    objective: str = "full",
+    objective: str | None = None,
     maps: str = "shared",
-    lam: float = 0.5,
-    lr: float = 10.0,
-    tol: float = 1e-3,
-    max_iter: int = 300,
+    settings: str = "judgekit",
+    lam: float | None = None,
+    lr: float | None = None,
+    tol: float | None = None,
+    max_iter: int | None = None,
+    n_knots: int | None = None,
     knot_tol: float = 1e-7,
 ) -> NOAFit:
     """Fit CalibraEval's NOA calibration map(s) on K estimation samples.
@@ -263,25 +282,35 @@ def noa_fit(
     s : array of shape (K, 4)
         P(t1) in arrangements X0..X3 per estimation pair (NaN where an arrangement is not used
         by ``objective``); see :func:`judgekit.arrangement_table`.
-    objective : {"full", "l1", "l2", "four"}
+    objective : {"full", "l1", "l2", "four"}, optional
         ``"full"``: the paper's eq. 10 on X0, X1, X2; ``"l1"`` (eq. 19, ID swap only, X0 and X2)
         and ``"l2"`` (eq. 20, position swap only, X0 and X1) are the paper's Table 3 ablations;
-        ``"four"`` uses all four arrangements (Notes).
+        ``"four"`` uses all four arrangements (Notes). Default: ``"four"`` when every sample
+        has all four arrangements and ``settings="judgekit"``, else ``"full"``.
     maps : {"shared", "position"}
         One map for P(t1) (the paper), or one map for arrangements where t1 is shown first
         (X0, X2) and another where it is shown second (X1, X3).
-    lam : float
-        λ, weight of the spread term that keeps g away from the constant 0.5 (paper: 0.5).
-    lr : float
-        γ, the gradient-descent step (paper: 10). The loss is a sum over samples, so the step per
-        parameter does not depend on K.
-    tol : float
-        ε: stop when sum |Δd| over all parameters falls below it (paper: 1e-3).
-    max_iter : int
-        Most gradient steps.
+    settings : {"judgekit", "paper"}
+        ``"judgekit"`` (default): the spread term anchored to each pair's observed spread, a
+        convex problem solved to convergence; the map is a smooth calibration. ``"paper"``:
+        Li et al.'s algorithm and hyper-parameters, whose map sharpens into a step (Notes).
+    lam : float, optional
+        λ, the weight of the spread term (judgekit 2, paper 0.5).
+    lr : float, optional
+        ``settings="paper"`` only: γ, the gradient-descent step on the summed loss (10).
+    tol : float, optional
+        Stopping rule. ``"paper"``: stop when Σ|Δd| over all parameters falls below ε (1e-3).
+        ``"judgekit"``: stop when a projected-gradient step moves no knot by more than ``tol``
+        (1e-10).
+    max_iter : int, optional
+        Most iterations (paper 300, judgekit 10,000). A fit that stops here warns
+        (:class:`judgekit.exceptions.ConvergenceWarning`).
+    n_knots : int, optional
+        ``settings="judgekit"`` only: knots per map at quantiles of the pooled observed values,
+        plus 0 and 1 (default 2 K^(1/4), between 6 and 40).
     knot_tol : float
-        The stored map is simplified to the fewest knots within this distance of the fitted
-        points (0 keeps every grid point).
+        ``settings="paper"`` only: the stored map is simplified to the fewest knots within this
+        distance of the fitted points (0 keeps every grid point).
 
     Returns
     -------
@@ -289,110 +318,121 @@ def noa_fit(
 
     Notes
     -----
-    NOA (Li et al. 2024, §3.3): pool the observed values of the used arrangements, sort them into
-    z_1..z_{M-1} (M = 3K + 1 for the paper's objective: tied values are separate points, as in
-    the paper, so breaking a tie by rounding noise changes the fit only by one grid weight) and
-    add z_0 = 0, z_M = 1. The map at the grid
-    is g(z_k) = Σ_{i≤k} e^{d_i} / Σ_{i≤M} e^{d_i}, which is non-decreasing by construction.
-    Starting from d_k = z_k, full-batch gradient descent d ← d − γ ∂L/∂d, centring d to mean 0
-    after each step, until Σ|Δd| < ε. With w = softmax(d) and G_j = ∂L/∂g(z_j),
+    **The loss.** For v_j = g(s_j), the paper's objective (Li et al. 2024, eq. 10) is
 
-        ∂L/∂d_k = w_k (Σ_{j≥k} G_j − Σ_j G_j g(z_j)),
+        L = Σ_i [v0 + v2 − 1]² + [v0 − v1]² − λ [v0 − v2]².
 
-    one reversed cumulative sum, O(M) per step (the paper's eq. 15 written as a product). The
-    continuous map is the isotonic (PAVA) fit of (z_k, g(z_k)) by
-    :func:`scipy.optimize.isotonic_regression`, averaged over tied z (so it is a function of
-    P(t1)), interpolated linearly and clipped to [0, 1]; because g is already monotone on the
-    grid, the isotonic step only guards against rounding.
+    The first two terms ask for consistency under the ID swap and the position swap; the third
+    keeps g away from the constant 0.5, which satisfies both. But it rewards spreading without
+    bound: for a judge with a token bias b (s0 = σ(δ + b), s2 = σ(−δ + b)) every map that is
+    odd about σ(b) meets the consistency terms exactly, and among those the spread term picks
+    the steepest, a step at σ(b). Gradient descent gets there within tens of steps, and the
+    calibrated probabilities become hard 0/1 verdicts.
 
-    The paper's objective for v_j = g(s_j) is
-    L = Σ_i [v0 + v2 − 1]² + [v0 − v1]² − λ [v0 − v2]². Its ID-swap term pairs X0 with X2, and in
+    **judgekit's spread term** anchors the spread instead of rewarding it:
+    +λ [v0 − v2 − c_i]², with c_i = 2 σ((logit s0 − logit s2) / 2) − 1, the spread the pair
+    would have if its bias were a shift of the logit (the shift cancels in logit s0 − logit
+    s2). The ID term fixes v0 + v2 and the anchor v0 − v2, so each pair alone points at its
+    ID-symmetrised probability σ((logit s0 − logit s2) / 2); the map g, one monotone function
+    of P(t1) for all pairs, is the compromise that also honours the position term. A logit
+    shift is then removed exactly and an unbiased judge is left as it is (up to the slight
+    flattening that noise between arrangements causes through the consistency terms, which
+    λ = 2 keeps small); a bias of another shape is corrected as far as one monotone map can.
+    The paper's ablations are anchored the same way (``"l2"``: λ [v0 − s0]²).
+
+    The loss is now a convex quadratic in the map's values. The map is piecewise linear in
+    P(t1) with knots at quantiles of the pooled observed values, g(0) = 0 and g(1) = 1, and
+    non-decreasing; the minimum is found by solving the unconstrained normal equations and, if
+    that solution is not monotone, by accelerated projected gradient with the projection onto
+    monotone maps by :func:`scipy.optimize.isotonic_regression` (PAVA, as the paper uses for
+    its continuous map). The result does not depend on step sizes or step counts.
+
+    **settings="paper"** (Li et al. 2024, §3.3 and Algorithm 1): pool the observed values of
+    the used arrangements, sort them into z_1..z_{M-1} (M = 3K + 1; ties are separate points)
+    and add z_0 = 0, z_M = 1; g(z_k) = Σ_{i≤k} e^{d_i} / Σ_{i≤M} e^{d_i}; start from d_k = z_k
+    and take full-batch gradient steps d ← d − γ ∂L/∂d, centring d after each, until Σ|Δd| < ε.
+    With w = softmax(d) and G_j = ∂L/∂g(z_j) the exact gradient is
+    ∂L/∂d_k = w_k (Σ_{j≥k} G_j − Σ_j G_j g(z_j)), one reversed cumulative sum, O(M) per step.
+    The continuous map is the isotonic fit of (z_k, g(z_k)), averaged over tied z, interpolated
+    linearly and clipped to [0, 1]. The paper's text mini-batches 32 samples; judgekit takes
+    full-batch steps.
+
+    **The four-arrangement objective.** The paper's ID-swap term pairs X0 with X2, and in
     both t1 is in the first position, so a preference for the first position is read as a
     preference for t1 and "corrected" in X1, where t1 is second, in the wrong direction. No
     single map of P(t1) can remove a position bias: for a judge with only a position bias β,
     s0 = σ(δ + β) and s1 = σ(δ − β) for the same content, and g(s0) = g(s1) for every δ forces
-    g to be constant. judgekit's ``"four"`` objective treats the arrangements symmetrically:
+    g to be constant. ``"four"`` treats the arrangements symmetrically:
 
-        L = ½ Σ_i [v0 + v2 − 1]² + [v1 + v3 − 1]² + [v0 − v1]² + [v2 − v3]²
-            − λ ([v0 − v2]² + [v1 − v3]²),
+        L = ½ Σ_i [v0 + v2 − 1]² + [v1 + v3 − 1]² + [v0 − v1]² + [v2 − v3]² + spread terms
+            for (v0, v2) and (v1, v3),
 
-    (ID swaps with t1 first and with t1 second, position swaps with either content under t1, and
-    the spread term for both ID pairs). With ``maps="position"`` the first two terms let
-    g_first and g_second absorb the bias of each t1 position, and the position terms tie the two
-    maps together; with one shared map it can only stop the position bias from leaking into the
-    ID correction.
-
-    The spread term rewards extreme maps without bound: once the consistency terms can be met,
-    descent pushes g towards a step at 0.5, and the calibrated probabilities become (nearly)
-    hard 0/1 verdicts. ``max_iter`` and ``lr`` control how far this goes.
+    so with one shared map a position bias no longer leaks into the ID correction (it is left
+    as it is), and with ``maps="position"`` the ID-swap terms let g_first and g_second absorb
+    the bias of each t1 position while the position terms tie the two maps together.
 
     References
     ----------
     Li, Chen, Ai, Chu, Zhou, Dong, Liu (2024). CalibraEval: Calibrating Prediction Distribution
-    to Mitigate Selection Bias in LLMs-as-Judges. §3, Appendix A, Algorithm 1.
+    to Mitigate Selection Bias in LLMs-as-Judges. arXiv:2410.15393, §3, Appendix A, Algorithm 1.
+    Beck & Teboulle (2009). A fast iterative shrinkage-thresholding algorithm. O'Donoghue &
+    Candès (2015). Adaptive restart for accelerated gradient schemes.
 
     Examples
     --------
+    A judge with a token bias of +1 logit toward t1, judged in X0..X3:
+
     >>> import numpy as np
     >>> from scipy.special import expit
     >>> rng = np.random.default_rng(0)
-    >>> delta = rng.normal(0, 2, 300)             # content, logit units; ID bias of +1 toward t1
+    >>> delta = rng.normal(0, 2, 300)             # content, logit units
     >>> s = np.column_stack([expit(delta + 1), expit(delta + 1), expit(-delta + 1), expit(-delta + 1)])
-    >>> fit = noa_fit(s, max_iter=200)
-    >>> bool(abs(fit(np.array([expit(1.0)]))[0] - 0.5) < 0.05)   # a tie is mapped back to 0.5
-    True
+    >>> fit = noa_fit(s)
+    >>> fit.objective, fit.converged
+    ('four', True)
+    >>> np.round(fit(expit(np.array([-1.0, 1.0, 3.0]))), 2)   # σ(logit s − 1): 0.119, 0.5, 0.881
+    array([0.12, 0.5 , 0.88])
+    >>> paper = noa_fit(s, settings="paper")     # the paper's map: nearly a step at σ(1)
+    >>> np.round(paper(expit(np.array([-1.0, 3.0]))), 3)
+    array([0., 1.])
     """
-    if lam < 0 or lr <= 0 or tol < 0 or max_iter < 0:
-        raise ValueError("need lam >= 0, lr > 0, tol >= 0 and max_iter >= 0")
-    problem = _Problem(s, objective, maps)
-    if problem.K < 2:
-        raise ValueError(f"NOA needs at least 2 estimation samples, got {problem.K}")
-    d = problem.init()
-    history = []
-    converged = False
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
-        loss, grad = problem.loss_and_grad(d, lam)
-        history.append(loss)
-        new = problem._centre(d - lr * grad)
-        step = float(np.abs(new - d).sum())
-        d = new
-        if step < tol:
-            converged = True
-            break
-    history.append(problem.loss(d, lam))
-    g, _ = problem.g_and_w(d)
-    knots = {}
-    for name, seg in problem.segments():
-        y = np.clip(isotonic_regression(g[seg], increasing=True).x, 0.0, 1.0)
-        x, first = np.unique(problem.z[name], return_index=True)  # z is sorted
-        y = np.add.reduceat(y, first) / np.diff(np.append(first, len(y)))  # mean over ties
-        knots[name] = _simplify(x, y, knot_tol)
-    return NOAFit(
-        knots=knots, objective=objective, maps=maps, n_iter=n_iter, converged=converged,
-        loss=np.asarray(history), n_samples=problem.K, n_grid=problem.n_params,
-    )
+    if settings not in NOA_SETTINGS:
+        raise ValueError(f"settings must be one of {sorted(NOA_SETTINGS)}, got {settings!r}")
+    return _noa_fit(s, objective=objective, maps=maps, settings=settings, lam=lam, lr=lr, tol=tol,
+                    max_iter=max_iter, n_knots=n_knots, knot_tol=knot_tol, what="NOA")
 
 
-def _dense_gradient(problem: _Problem, d: np.ndarray, lam: float, block: int = 512) -> np.ndarray:
-    """The same gradient through the explicit M x M Jacobian (in row blocks): O(M^2) per step.
-
-    The straightforward implementation, kept as a reference for tests and the benchmark.
-    """
-    g, w = problem.g_and_w(d)
-    _, dv = _terms(problem.objective, {j: g[problem.idx[j]] for j in problem.cols}, lam)
-    G = np.zeros_like(d)
-    for j in problem.cols:
-        G += np.bincount(problem.idx[j], weights=dv[j], minlength=problem.n_params)
-    grad = np.empty_like(d)
-    for _, seg in problem.segments():
-        gs, ws, Gs = g[seg], w[seg], G[seg]
-        m = len(gs)
-        jj = np.arange(m)
-        out = np.empty(m)
-        for k0 in range(0, m, block):
-            k = np.arange(k0, min(k0 + block, m))
-            jac = ws[k][:, None] * ((jj[None, :] >= k[:, None]) - gs[None, :])  # dg_j/dd_k
-            out[k] = jac @ Gs
-        grad[seg] = out
-    return grad
+def _noa_fit(s, *, objective, maps, settings, lam, lr, tol, max_iter, n_knots, knot_tol, what,
+             stacklevel=3) -> NOAFit:
+    if settings not in NOA_SETTINGS:
+        raise ValueError(f"settings must be one of {sorted(NOA_SETTINGS)}, got {settings!r}")
+    defaults = NOA_SETTINGS[settings]
+    if settings == "judgekit" and lr is not None:
+        raise ValueError("lr applies to settings='paper' only (judgekit's fit has no step size)")
+    if settings == "paper" and n_knots is not None:
+        raise ValueError("n_knots applies to settings='judgekit' only (the paper's grid is every "
+                         "observed value)")
+    lam = float(defaults["lam"] if lam is None else lam)
+    tol = float(defaults["tol"] if tol is None else tol)
+    max_iter = int(defaults["max_iter"] if max_iter is None else max_iter)
+    if objective is None:
+        objective = default_objective(s, settings)
+    if lam < 0 or tol < 0 or max_iter < 0:
+        raise ValueError(f"need lam >= 0, tol >= 0 and max_iter >= 0, got lam={lam}, tol={tol}, "
+                         f"max_iter={max_iter}")
+    if n_knots is not None and (int(n_knots) != n_knots or n_knots < 2):
+        raise ValueError(f"n_knots must be an integer >= 2, got {n_knots!r}")
+    s = check_samples(s, objective, maps)
+    if settings == "paper":
+        lr = float(defaults["lr"] if lr is None else lr)
+        if lr <= 0:
+            raise ValueError(f"need lr > 0, got {lr}")
+        out = fit_paper(s, objective, maps, lam, lr, tol, max_iter, knot_tol)
+        rule = f"Σ|Δd| fell below ε = {tol:g}"
+    else:
+        out = _fit_anchored(s, objective, maps, lam, tol, max_iter, n_knots)
+        rule = f"the map moved by less than {tol:g}"
+    if not out["converged"]:
+        warnings.warn(f"{what} (settings={settings!r}) stopped after max_iter = {max_iter} "
+                      f"iterations before {rule}", ConvergenceWarning, stacklevel=stacklevel)
+    return NOAFit(objective=objective, maps=maps, settings=settings, **out)

@@ -9,23 +9,40 @@ symmetric around 0, so its median estimates a position shift in logit units.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy.special import logit
 
-from judgekit.schema import position_of, validate_judgments
+from judgekit import _bootstrap
+from judgekit.exceptions import MetricWarning
+from judgekit.schema import validate_judgments
 
 __all__ = ["first_position_reliability", "first_position_summary"]
 
 
-def _first(judgments: pd.DataFrame) -> pd.DataFrame:
+def _first(judgments: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]:
+    """Judgments with a probability, P(first) and the first-shown choice; and every judge.
+
+    An empty table is an error; a judge without any probability warns (its rows are NaN or
+    absent, as the caller says)."""
     df = validate_judgments(judgments)
+    if df.empty:
+        raise ValueError("judgments: the table is empty; there is nothing to measure")
+    judges = sorted(pd.unique(df["judge"]))
     df = df[df["p_a"].notna()].copy()
+    without = sorted(set(judges) - set(pd.unique(df["judge"])))
+    if without:
+        warnings.warn(f"{what} is NaN for judge(s) {without}: none of their judgments has a "
+                      "probability p_a (e.g. every call failed)", MetricWarning, stacklevel=3)
     ab = (df["order"] == "ab").to_numpy()
     df["p_first"] = np.where(ab, df["p_a"], 1.0 - df["p_a"])
-    pos = position_of(df["verdict"], df["order"])
-    df["first_chosen"] = np.where(pos == "first", 1.0, np.where(pos == "second", 0.0, np.nan))
-    return df
+    is_a = (df["verdict"] == "a").to_numpy(dtype=bool)
+    is_b = (df["verdict"] == "b").to_numpy(dtype=bool)
+    # the first-shown response is a in order "ab" and b in order "ba"
+    df["first_chosen"] = np.where(np.where(ab, is_a, is_b), 1.0, np.where(np.where(ab, is_b, is_a), 0.0, np.nan))
+    return df, without
 
 
 def first_position_reliability(
@@ -69,10 +86,14 @@ def first_position_reliability(
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
     if strategy not in ("uniform", "quantile"):
         raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
-    df = _first(judgments)
+    df, _ = _first(judgments, "the reliability table")
     rows = []
     for judge, d in df.groupby("judge", sort=True):
         d = d[d["first_chosen"].notna()]
+        if d.empty:
+            warnings.warn(f"the reliability table has no rows for judge {judge!r}: none of its "
+                          "judgments with a probability has a verdict for a shown response",
+                          MetricWarning, stacklevel=2)
         p = d["p_first"].to_numpy()
         if strategy == "uniform":
             edges = np.linspace(0.0, 1.0, n_bins + 1)
@@ -160,7 +181,8 @@ def first_position_summary(
     >>> round(float(s.loc["logit_shift", "estimate"]), 1)
     1.0
     """
-    df = _first(judgments)
+    n_boot = _bootstrap.check_args(n_boot, ci)
+    df, without = _first(judgments, "first_position_summary")
     cluster = cluster or "pair_id"
     if cluster not in df.columns:
         raise ValueError(f"judgments: no column {cluster!r} to cluster the bootstrap on")
@@ -179,20 +201,35 @@ def first_position_summary(
         y0 = np.where(ok, y, 0.0)
         args = (p, y0, ok, order, lg_sorted, b, n_bins)
 
-        est = {k: float(v[0]) for k, v in _summary_stats(np.ones((1, len(p))), *args).items()}
+        if n_boot:
+            _bootstrap.warn_few_clusters(len(uniq), f"first_position_summary, judge {judge!r}",
+                                         unit=f"clusters ({cluster})", stacklevel=2)
+        if not ok.any():
+            warnings.warn(f"first_chosen_rate, brier and ece are NaN for judge {judge!r}: none of "
+                          "its judgments with a probability has a verdict for a shown response",
+                          MetricWarning, stacklevel=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            est = {k: float(v[0]) for k, v in _summary_stats(np.ones((1, len(p))), *args).items()}
         boot: dict[str, list[np.ndarray]] = {k: [] for k in est}
-        for start in range(0, n_boot, 50):
-            size = min(50, n_boot - start)
-            counts = rng.multinomial(len(uniq), np.full(len(uniq), 1 / len(uniq)), size=size)
-            for k, v in _summary_stats(counts[:, codes].astype(float), *args).items():
+        # resamples of the clusters, in chunks of at most 50 (each is a B x n weight matrix)
+        for _, counts in _bootstrap.iter_counts(len(uniq), n_boot, rng, dtype=np.float64,
+                                                max_cells=50 * len(uniq)):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                stats = _summary_stats(counts[:, codes], *args)
+            for k, v in stats.items():
                 boot[k].append(v)
         for metric, value in est.items():
-            if n_boot:
+            if n_boot and np.isfinite(value):
                 draws = np.concatenate(boot[metric])
-                lo, hi = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2])
+                draws = draws[np.isfinite(draws)]
+                lo, hi = np.quantile(draws, [(1 - ci) / 2, (1 + ci) / 2]) if len(draws) else (np.nan,) * 2
             else:
                 lo = hi = np.nan
             n = int(ok.sum()) if metric in ("first_chosen_rate", "brier", "ece") else len(p)
             rows.append({"judge": judge, "metric": metric, "estimate": value, "ci_low": float(lo),
                          "ci_high": float(hi), "n": n})
-    return pd.DataFrame(rows, columns=["judge", "metric", "estimate", "ci_low", "ci_high", "n"])
+    rows += [{"judge": judge, "metric": metric, "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+              "n": 0} for judge in without
+             for metric in ("mean_p_first", "first_chosen_rate", "logit_shift", "brier", "ece")]
+    out = pd.DataFrame(rows, columns=["judge", "metric", "estimate", "ci_low", "ci_high", "n"])
+    return out.sort_values("judge", kind="stable").reset_index(drop=True) if without else out

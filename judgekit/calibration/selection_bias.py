@@ -7,12 +7,15 @@ pairs.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from judgekit import _bootstrap
 from judgekit.calibration.arrangements import ARRANGEMENTS, _add_arrangements
+from judgekit.exceptions import MetricWarning
 from judgekit.schema import validate_judgments, validate_pairs
 
 __all__ = ["icc_two_way", "selection_bias_metrics"]
@@ -127,16 +130,22 @@ def _recall_terms(choice: np.ndarray, label: np.ndarray) -> dict[str, np.ndarray
     }
 
 
-def _rstd_acc(terms: dict[str, np.ndarray], w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _rstd_acc(terms: dict[str, np.ndarray], w: np.ndarray, ddof: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """RStd and accuracy, each averaged over arrangements, for rows of multiplicities w."""
     with np.errstate(divide="ignore", invalid="ignore"):
         n_a = w @ terms["is_a"]
         n_b = w @ terms["is_b"]
         r_a = (w @ terms["hit_a"]) / n_a
         r_b = (w @ terms["hit_b"]) / n_b
-        rstd = np.abs(r_a - r_b) / np.sqrt(2.0)  # sample std (ddof=1) of two recalls
+        # the standard deviation of two recalls: |r_a − r_b| / √2 (ddof 1), / 2 (ddof 0)
+        rstd = np.abs(r_a - r_b) / (np.sqrt(2.0) if ddof == 1 else 2.0)
         acc = (w @ terms["hit_a"] + w @ terms["hit_b"]) / (n_a + n_b)
     return rstd.mean(axis=1), acc.mean(axis=1)
+
+
+def _warn(judge: str, metric: str, reason: str) -> None:
+    verb = "are" if " and " in metric else "is"
+    warnings.warn(f"{metric} {verb} NaN for judge {judge!r}: {reason}", MetricWarning, stacklevel=4)
 
 
 def _interval(boot: np.ndarray, ci: float) -> tuple[float, float]:
@@ -157,6 +166,7 @@ def selection_bias_metrics(
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
+    rstd_ddof: int = 1,
 ) -> pd.DataFrame:
     """Consistency of each judge across option-ID and position arrangements (CalibraEval's metrics).
 
@@ -183,6 +193,9 @@ def selection_bias_metrics(
         Coverage of the intervals.
     seed : int
         Seeds the bootstrap.
+    rstd_ddof : {1, 0}
+        RStd as the sample standard deviation of the two recalls (1, the paper's appendix and
+        the default) or the population one (0, what CalibraEval's code computes: √2 smaller).
 
     Returns
     -------
@@ -200,7 +213,14 @@ def selection_bias_metrics(
     labelled a or b, the recall of each gold class is computed per arrangement; RStd is the
     sample standard deviation of the two recalls (|r_a − r_b| / √2), and RStd and accuracy are
     averaged over arrangements, as in the paper. CalibraEval reports these in percent and its
-    code uses the population standard deviation (|r_a − r_b| / 2); judgekit reports fractions.
+    code uses the population standard deviation (|r_a − r_b| / 2, ``rstd_ddof=0``); judgekit
+    reports fractions.
+
+    Nothing is silent: a judge without two pairs in all ``arrangements`` while others have them,
+    a κ over choices that all fall in one category, and RStd/accuracy without two pairs
+    labelled a or b are NaN with a :class:`judgekit.exceptions.MetricWarning` naming the judge
+    and the reason; intervals resampled from fewer than five pairs warn too. An empty table, or
+    no judge with the arrangements, is a ValueError.
 
     References
     ----------
@@ -223,16 +243,20 @@ def selection_bias_metrics(
         raise ValueError(f"arrangements must be at least two distinct of X0..X3, got {arrangements}")
     if choices not in ("prob", "verdict"):
         raise ValueError(f"choices must be 'prob' or 'verdict', got {choices!r}")
-    if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
     verdict_col = "verdict" if prob == "p_a" else "verdict_calibrated"
     need = (prob,) if prob != "p_a" else ()
     if choices == "verdict" and verdict_col != "verdict":
         need = (*need, verdict_col)
+    if rstd_ddof not in (0, 1):
+        raise ValueError(f"rstd_ddof must be 0 or 1, got {rstd_ddof!r}")
+    n_boot = _bootstrap.check_args(n_boot, ci)
     df = _add_arrangements(validate_judgments(judgments, pairs, require=need), prob)
+    if df.empty:
+        raise ValueError("judgments: the table is empty; there is nothing to measure")
     labels = None
     if pairs is not None:
         labels = validate_pairs(pairs).set_index("pair_id")["label"]
+    all_judges = sorted(pd.unique(df["judge"]))
     df = df[df["arrangement"].isin(arrangements)]
     # P(o1) = P(response a) in every arrangement
     p = df.groupby(["judge", "pair_id", "arrangement"], sort=True)[prob].mean().unstack("arrangement")
@@ -242,16 +266,23 @@ def selection_bias_metrics(
         first_verdict = first[verdict_col].first().unstack("arrangement")
     rng = np.random.default_rng(seed)
     rows = []
-    for judge in p.index.get_level_values("judge").unique():
-        pj = p.loc[judge].reindex(columns=list(arrangements))
+    metrics = ["fleiss_kappa", "icc2k", "icc3k", "all_agree"] + (["rstd", "accuracy"] if labels is not None else [])
+    judged = set(p.index.get_level_values("judge")) if len(p) else set()
+    failed: dict[str, str] = {}
+    for judge in all_judges:
+        pj = (p.loc[judge] if judge in judged else pd.DataFrame(columns=list(arrangements)))
+        pj = pj.reindex(columns=list(arrangements))
         present = [a for a in arrangements if pj[a].notna().any()]
         pj = pj.dropna()
         if len(pj) < 2:
-            raise ValueError(
-                f"judge {judge!r}: fewer than 2 pairs have a probability in all of "
-                f"{', '.join(arrangements)} (present: {', '.join(present) or 'none'}); pass the "
-                "arrangements the judgments cover, e.g. arrangements=('X0', 'X2')"
-            )
+            if not present:
+                failed[judge] = (f"none of its judgments in {', '.join(arrangements)} has a "
+                                 f"probability {prob!r} (e.g. every call failed)")
+            else:
+                failed[judge] = (f"fewer than 2 pairs have a probability in all of "
+                                 f"{', '.join(arrangements)} (present: {', '.join(present)}); pass "
+                                 "the arrangements the judgments cover, e.g. arrangements=('X0', 'X2')")
+            continue
         x = pj.to_numpy(dtype=float)
         if first_verdict is None:
             choice = _choices(x)
@@ -268,29 +299,46 @@ def selection_bias_metrics(
             **{key: v for key, v in icc_two_way(x).items() if key in ("icc2k", "icc3k")},
             "all_agree": float((counts.max(axis=1) == len(arrangements)).mean()),
         }
+        if len(categories) == 1:
+            _warn(judge, "fleiss_kappa", f"every choice in every arrangement is {categories[0]!r}, "
+                  "so agreement beyond chance is undefined")
         boots: dict[str, np.ndarray] = {}
         ns = dict.fromkeys(estimates, n)
-        w = rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float) if n_boot else None
+        w = _bootstrap.counts(n, n_boot, rng) if n_boot else None
         if w is not None:
+            _bootstrap.warn_few_clusters(n, f"selection_bias_metrics, judge {judge!r}", stacklevel=3)
             boots["fleiss_kappa"] = _kappa_weighted(counts, w)
             icc_b = icc_two_way(x, w)
             boots["icc2k"], boots["icc3k"] = icc_b["icc2k"], icc_b["icc3k"]
             boots["all_agree"] = (w @ (counts.max(axis=1) == len(arrangements))) / n
         if labels is not None:
             lab = labels.reindex(pj.index).to_numpy(dtype=object)
-            keep = np.isin(lab, ["a", "b"])
+            keep = (lab == "a") | (lab == "b")
             if keep.sum() >= 2:
                 terms = _recall_terms(choice[keep], lab[keep])
-                rstd, acc = _rstd_acc(terms, np.ones((1, int(keep.sum()))))
+                rstd, acc = _rstd_acc(terms, np.ones((1, int(keep.sum()))), rstd_ddof)
                 estimates["rstd"], estimates["accuracy"] = float(rstd[0]), float(acc[0])
                 ns["rstd"] = ns["accuracy"] = int(keep.sum())
                 if w is not None:
-                    boots["rstd"], boots["accuracy"] = _rstd_acc(terms, w[:, keep])
+                    boots["rstd"], boots["accuracy"] = _rstd_acc(terms, w[:, keep], rstd_ddof)
+            else:
+                estimates["rstd"] = estimates["accuracy"] = float("nan")
+                ns["rstd"] = ns["accuracy"] = int(keep.sum())
+                _warn(judge, "rstd and accuracy", f"only {int(keep.sum())} of its {n} pairs are "
+                      "labelled a or b (need 2)")
         for metric, est in estimates.items():
             lo, hi = _interval(boots[metric], ci) if metric in boots else (np.nan, np.nan)
             rows.append({
                 "judge": judge, "metric": metric, "estimate": est, "ci_low": lo, "ci_high": hi,
                 "n": ns[metric], "prob": prob, "arrangements": ",".join(arrangements),
             })
+    if len(failed) == len(all_judges) and any("present:" in why for why in failed.values()):
+        judge, why = next((j, w) for j, w in failed.items() if "present:" in w)
+        raise ValueError(f"judge {judge!r}: {why}")
+    for judge, why in failed.items():
+        _warn(judge, "every metric", why)
+        rows += [{"judge": judge, "metric": m, "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                  "n": 0, "prob": prob, "arrangements": ",".join(arrangements)} for m in metrics]
+        rows.sort(key=lambda r: all_judges.index(r["judge"]))
     return pd.DataFrame(rows, columns=["judge", "metric", "estimate", "ci_low", "ci_high", "n",
                                        "prob", "arrangements"])

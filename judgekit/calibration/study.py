@@ -21,7 +21,15 @@ from judgekit.calibration.calibrate import calibrate
 from judgekit.calibration.selection_bias import selection_bias_metrics
 from judgekit.data.simulate import SimJudge, simulate_judgments, simulate_pairs
 
-__all__ = ["STUDY_METHODS", "IDLapseJudge", "selection_bias_study", "server_runner", "study_judges"]
+__all__ = [
+    "STUDY_METHODS",
+    "IDLapseJudge",
+    "noisy_arrangement_judgments",
+    "probability_study",
+    "selection_bias_study",
+    "server_runner",
+    "study_judges",
+]
 
 
 @dataclass(frozen=True)
@@ -235,3 +243,162 @@ def selection_bias_study(
     out = pd.concat(frames, ignore_index=True)
     cols = ["scenario", "method", "arrangements", "metric", "estimate", "ci_low", "ci_high", "n"]
     return out[cols]
+
+
+#: (order, id_swap, t1 carries o1 = response a, t1 shown first) of X0..X3.
+_LAYOUT = (("ab", False, True, True), ("ba", True, True, False), ("ba", False, False, True),
+           ("ab", True, False, False))
+
+
+def noisy_arrangement_judgments(
+    n_pairs: int,
+    *,
+    token_bias: float = 0.0,
+    position_bias: float = 0.0,
+    noise: float = 0.3,
+    content_sd: float = 2.0,
+    judge_name: str = "sim",
+    seed: int = 0,
+) -> pd.DataFrame:
+    """A judge whose P(response a) is known without its selection bias, in all four arrangements.
+
+    Each pair has a content logit δ ~ N(0, ``content_sd``); in each arrangement the judge's
+    unbiased logit of P(a) is δ plus its own noise ε_j ~ N(0, ``noise``) (a real judge does not
+    give the same probability twice when the layout changes). The observed P(t1) adds
+    ``token_bias`` toward option ID t1 and ``position_bias`` toward the first position to
+    that logit.
+
+    Parameters
+    ----------
+    n_pairs : int
+        Pairs, each judged in X0..X3.
+    token_bias, position_bias : float
+        Logit shifts toward t1 and toward the first position.
+    noise : float
+        Standard deviation of the per-arrangement noise, logit units.
+    content_sd : float
+        Standard deviation of δ.
+    judge_name : str
+        Value of the ``judge`` column.
+    seed : int
+        Seeds δ and ε.
+
+    Returns
+    -------
+    DataFrame
+        A judgments table (``verdict`` is the argmax of ``p_a``) plus ``p_a_unbiased``, the
+        probability the same judge gives without selection bias.
+
+    Examples
+    --------
+    >>> from judgekit.calibration.study import noisy_arrangement_judgments
+    >>> j = noisy_arrangement_judgments(3, token_bias=1.0, seed=0)
+    >>> j[["order", "id_swap"]].drop_duplicates().shape[0], len(j)
+    (4, 12)
+    >>> bool((j["p_a"] == j["p_a_unbiased"]).any())       # the bias moved every probability
+    False
+    """
+    rng = np.random.default_rng(seed)
+    delta = rng.normal(0.0, content_sd, n_pairs)
+    eps = rng.normal(0.0, noise, (4, n_pairs))
+    ids = np.array([f"p{i:07d}" for i in range(n_pairs)], dtype=object)
+    frames = []
+    for j, (order, swap, a_has_t1, t1_first) in enumerate(_LAYOUT):
+        unbiased = delta + eps[j]  # logit P(a) without selection bias
+        t1 = (unbiased if a_has_t1 else -unbiased) + token_bias + (position_bias if t1_first else -position_bias)
+        p_a = expit(t1) if a_has_t1 else expit(-t1)
+        frames.append(pd.DataFrame({
+            "pair_id": ids, "judge": judge_name, "order": order, "repeat": 0, "id_swap": swap,
+            "verdict": np.where(p_a > 0.5, "a", np.where(p_a < 0.5, "b", "tie")), "p_a": p_a,
+            "p_a_unbiased": expit(unbiased),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+#: Scenario name → (token_bias, position_bias) of :func:`probability_study`.
+PROBABILITY_SCENARIOS: dict[str, tuple[float, float]] = {
+    "token bias": (1.0, 0.0),
+    "position bias": (0.0, 1.0),
+    "no bias": (0.0, 0.0),
+    "both": (1.0, 1.0),
+}
+
+
+def probability_study(
+    sizes: tuple[int, ...] = (300, 1000, 5000, 20000),
+    *,
+    scenarios: Mapping[str, tuple[float, float]] | None = None,
+    methods: Mapping[str, dict[str, Any] | None] | None = None,
+    noise: float = 0.3,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Does a calibration keep probabilities? Judges with known truth, K estimation pairs each.
+
+    For each scenario and K, :func:`noisy_arrangement_judgments` makes 2K pairs; each method is
+    fitted with :func:`judgekit.calibrate` on K of them (``fit_on="split"``) and scored on the
+    other K, against the judge's own unbiased probabilities.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        K, the estimation pairs.
+    scenarios : mapping, optional
+        Name → (token_bias, position_bias); default :data:`PROBABILITY_SCENARIOS`.
+    methods : mapping, optional
+        Label → :func:`judgekit.calibrate` keyword arguments (None: uncalibrated); default the
+        raw probabilities, NOA with the default settings and NOA with ``settings="paper"``.
+    noise : float
+        Per-arrangement noise (logit units).
+    seed : int
+        Seeds the judges and the splits.
+
+    Returns
+    -------
+    DataFrame
+        ``scenario``, ``K``, ``method``, ``extreme_share`` (share of held-out P(a) within 0.01
+        of 0 or 1), ``extreme_share_unbiased`` (the same for the unbiased probabilities),
+        ``rmse_unbiased`` (root mean squared difference to them), ``kappa`` (Fleiss' κ over the
+        four arrangements) and ``kappa_paper`` (over X0, X1, X2), ``n_iter``.
+
+    Examples
+    --------
+    >>> from judgekit.calibration.study import probability_study
+    >>> t = probability_study((300,), scenarios={"token bias": (1.0, 0.0)})
+    >>> t.set_index("method")["rmse_unbiased"].round(2).to_dict()
+    {'raw': 0.17, 'noa': 0.01, 'noa (paper)': 0.27}
+    """
+    import warnings
+
+    from judgekit.exceptions import ConvergenceWarning
+
+    scenarios = dict(PROBABILITY_SCENARIOS if scenarios is None else scenarios)
+    methods = dict({"raw": None, "noa": {"method": "noa"},
+                    "noa (paper)": {"method": "noa", "settings": "paper"}} if methods is None else methods)
+    rows = []
+    for scenario, (token, position) in scenarios.items():
+        for K in sizes:
+            j = noisy_arrangement_judgments(2 * K, token_bias=token, position_bias=position,
+                                            noise=noise, seed=seed + K)
+            for label, kwargs in methods.items():
+                n_iter = np.nan
+                if kwargs is None:
+                    held = j.assign(p_a_calibrated=j["p_a"])
+                else:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", ConvergenceWarning)
+                        cal, out = calibrate(j, seed=seed, **kwargs)
+                    held = out[out["calibration_split"] == "evaluation"]
+                    n_iter = cal.info["sim"].get("n_iter", np.nan)
+                p, u = held["p_a_calibrated"].to_numpy(float), held["p_a_unbiased"].to_numpy(float)
+                kappa = {}
+                for key, arrs in (("kappa", ("X0", "X1", "X2", "X3")), ("kappa_paper", ("X0", "X1", "X2"))):
+                    m = selection_bias_metrics(held, prob="p_a_calibrated", arrangements=arrs, n_boot=0)
+                    kappa[key] = float(m.set_index("metric").loc["fleiss_kappa", "estimate"])
+                rows.append({
+                    "scenario": scenario, "K": K, "method": label,
+                    "extreme_share": float(np.mean((p < 0.01) | (p > 0.99))),
+                    "extreme_share_unbiased": float(np.mean((u < 0.01) | (u > 0.99))),
+                    "rmse_unbiased": float(np.sqrt(np.mean((p - u) ** 2))),
+                    **kappa, "n_iter": n_iter,
+                })
+    return pd.DataFrame(rows)

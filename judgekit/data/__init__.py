@@ -9,6 +9,11 @@ from judgekit.data.datasets import (
     load_table,
 )
 from judgekit.data.fetch import DataFileError, UnverifiedDataWarning, data_files, fetch_dataset
+from judgekit.data.read_alpacaeval import read_alpacaeval
+from judgekit.data.read_arena_hard import read_arena_hard
+from judgekit.data.read_auto import detect_format, read_any
+from judgekit.data.read_mtbench import read_mtbench
+from judgekit.data.read_table import read_judgments, split_tables
 from judgekit.data.readers import read_judging_the_judges, read_llmbar_results
 from judgekit.data.sampling import sample_splits
 from judgekit.data.simulate import SimJudge, Simulation, simulate_judgments, simulate_pairs
@@ -22,15 +27,22 @@ __all__ = [
     "UnsafePickleError",
     "UnverifiedDataWarning",
     "data_files",
+    "detect_format",
     "fetch_dataset",
     "list_datasets",
     "load_dataset",
     "load_judgments",
     "load_pairs",
     "load_table",
+    "read_alpacaeval",
+    "read_any",
+    "read_arena_hard",
     "read_judging_the_judges",
+    "read_judgments",
     "read_llmbar_results",
+    "read_mtbench",
     "sample_splits",
     "simulate_judgments",
     "simulate_pairs",
+    "split_tables",
 ]

@@ -69,7 +69,10 @@ def _p_second(raw: object) -> tuple[float | None, str | None]:
     if raw is None:
         return None, None
     if isinstance(raw, str):
-        raw = ast.literal_eval(raw)  # a Python literal upstream; never eval
+        try:
+            raw = ast.literal_eval(raw)  # a Python literal upstream; never eval
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None, raw  # an annotator without logprobs stores the completion text
     text = raw.get("text") if isinstance(raw, dict) else None
     try:
         tops = raw["logprobs"]["content"][0]["top_logprobs"]
@@ -93,9 +96,18 @@ def _order(preference: float, p_second: float | None) -> str | None:
 
 
 def _parse(entry: DataFile, model: str, *, progress: bool) -> tuple[dict[str, list], dict[str, str]]:
-    rows = read_json(entry, progress=progress)
+    return annotation_rows(read_json(entry, progress=progress), model, entry.name)
+
+
+def annotation_rows(rows: object, model: str, source: str) -> tuple[dict[str, list], dict[str, str]]:
+    """Columns of one ``annotations.json`` (``model`` is the compared model, in ``pair_id`` and
+    ``model_b``), and the shown order of each instruction whose logprobs determine it.
+
+    ``preference`` 1 means output_1 (the baseline) wins, 2 output_2; AlpacaEval codes a draw as
+    1.5 (or 0, in its older annotators).
+    """
     if not isinstance(rows, list):
-        raise ValueError(f"{entry.name}: expected a list of annotations")
+        raise ValueError(f"{source}: expected a list of annotations")
     rec: dict[str, list] = {c: [] for c in (*PAIR_COLUMNS, "order", "verdict", "p_a", "preference", "raw")}
     for i, r in enumerate(rows):
         try:
@@ -103,13 +115,16 @@ def _parse(entry: DataFile, model: str, *, progress: bool) -> tuple[dict[str, li
             pref = r.get("preference")
             pref = float(pref) if pref is not None else math.nan
             p_second, text = _p_second(r.get("raw_completion"))
-        except (KeyError, ValueError, SyntaxError) as err:
-            raise ValueError(f"{entry.name}, annotation {i}: cannot parse ({err!r})") from err
+            outputs = r["output_1"], r["output_2"]
+        except (KeyError, ValueError, SyntaxError, TypeError) as err:
+            raise ValueError(f"{source}, annotation {i}: cannot parse ({err!r})") from err
+        if pref == 0:
+            pref = 1.5  # AlpacaEval's older code for a draw
         iid = short_hash(instruction)
         rec["pair_id"].append(f"alpacaeval/{model}/{iid}")
         rec["prompt"].append(instruction)
-        rec["response_a"].append(r["output_1"])
-        rec["response_b"].append(r["output_2"])
+        rec["response_a"].append(outputs[0])
+        rec["response_b"].append(outputs[1])
         rec["label"].append(None)
         rec["model_a"].append(r.get("generator_1", BASELINE))
         rec["model_b"].append(model)  # the results folder name, as on the leaderboard
@@ -171,12 +186,22 @@ def load(models: str | list[str] | None = None, *, progress: bool = True
         _, known = _parse(files[model], model, progress=progress)
         orders.update(known)
 
+    return assemble(parts, orders, [ANNOTATOR] * len(parts))
+
+
+def assemble(parts: list[dict[str, list]], orders: dict[str, str], judges: list[str],
+             *, stacklevel: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two tables from :func:`annotation_rows` parts, each judged by ``judges[i]``; a
+    judgment whose order is neither determined by its own logprobs nor in ``orders`` (by
+    instruction id) is left out, with a warning."""
+
     def column(name: str) -> list:
         return [v for rec in parts for v in rec[name]]
 
     pairs = pd.DataFrame({c: column(c) for c in PAIR_COLUMNS})
     judg = pd.DataFrame({
-        "pair_id": pairs["pair_id"], "judge": ANNOTATOR,
+        "pair_id": pairs["pair_id"],
+        "judge": [j for rec, j in zip(parts, judges) for _ in rec["pair_id"]],
         "order": [o if o is not None else orders.get(iid) for o, iid in
                   zip(column("order"), column("instruction_id"))],
         "repeat": 0, "verdict": column("verdict"), "p_a": column("p_a"),
@@ -188,7 +213,7 @@ def load(models: str | list[str] | None = None, *, progress: bool = True
             f"alpacaeval: the shown order of {int(unknown.sum())} annotations cannot be recovered "
             "(no logprobs here or in any other file at hand); their judgments are left out, the "
             "pairs are kept. Load a model with logprobs alongside to recover them.",
-            MissingDataWarning, stacklevel=4,
+            MissingDataWarning, stacklevel=stacklevel,
         )
         judg = judg[~unknown].reset_index(drop=True)
     return pairs, judg

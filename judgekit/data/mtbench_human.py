@@ -45,7 +45,12 @@ def load(*, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
         entry = lookup("mtbench_human", f"lmsys/mt_bench_human_judgments/{split}.parquet")
         frames.append(pd.read_parquet(io.BytesIO(read_bytes(entry, progress=progress)))
                       .assign(judge_type=kind))
-    votes = pd.concat(frames, ignore_index=True)
+    return tables_from_votes(pd.concat(frames, ignore_index=True))
+
+
+def tables_from_votes(votes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Pairs and judgments from MT-Bench votes (the columns of the upstream splits, plus
+    ``judge_type`` "human" or "gpt-4"); see the module docstring."""
     pairs: dict[str, dict] = {}
     judg = {"pair_id": [], "judge": [], "verdict": [], "judge_type": [], "raw": []}
     human: dict[str, list[str]] = {}

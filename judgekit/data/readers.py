@@ -39,6 +39,19 @@ def _json(path: Path) -> object:
         raise ValueError(f"{path}: not valid JSON ({err})") from None
 
 
+def _jsonl(path: Path) -> list:
+    """The records of a JSON-lines file (blank lines skipped); a bad line is named."""
+    text = _read(path).decode("utf-8-sig", errors="replace")
+    out = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError as err:
+                raise ValueError(f"{path}, line {i}: not valid JSON ({err})") from None
+    return out
+
+
 def _find(path: Path, names: tuple[str, ...], pattern: str) -> list[Path]:
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist")

@@ -1,6 +1,6 @@
 """Reliability metrics: accuracy, flip noise, position and length bias, consistency, agreement."""
 
-from judgekit.metrics._core import MetricWarning
+from judgekit.exceptions import MetricWarning
 from judgekit.metrics.accuracy import accuracy, flip_noise, length_bias, position_bias
 from judgekit.metrics.agreement import disagreement, mutual_agreement
 from judgekit.metrics.consistency import (

@@ -15,7 +15,9 @@ _PARAMS = {
         bias) and for ``by`` columns that live in pairs (``dataset``, ``task``, ...).""",
     "by": """by : str or list of str, default ["judge"]
         Grouping columns, taken from judgments or, failing that, from pairs. One output row (per
-        metric) per group; ``[]`` pools everything.""",
+        metric) per group; ``[]`` pools everything. Without the judge column, the judges in a
+        group are pooled: each one's verdicts count, and the bootstrap resamples pairs with all
+        their judges.""",
     "repeats": """repeats : {"all", "first"}, default "all"
         Which repeats enter accuracies and the (original, swapped) judgment pairs: the mean over
         all repeats of each pair (lower variance), or only the first (Wei et al.). Flip
@@ -26,10 +28,16 @@ _PARAMS = {
     "length": """length : {"chars", "words"} or callable, default "chars"
         Length unit for length bias: characters (``len_a``/``len_b``), whitespace tokens, or a
         function of the response text (e.g. a tokenizer's ``lambda s: len(tok.encode(s))``).""",
-    "lb_method": """lb_method : {"indicator", "joint"}, default "indicator"
-        How Acc_both is de-noised per length stratum: Wei et al.'s treatment of the both-orders
-        indicator as one variable with its own flip rate ("indicator", SPEC §1), or judgekit's
-        exact correction from both orders' flip rates and marginals ("joint"; see Notes).""",
+    "lb_method": """lb_method : {"joint", "indicator"}, default "joint"
+        How Acc_both is de-noised per length stratum: from both orders' flip rates and de-noised
+        marginals ("joint", unbiased under Wei et al.'s flip model), or as Wei et al. do, treating
+        the both-orders indicator as one variable with its own flip rate ("indicator"; it shrinks
+        length bias toward zero as q grows: about -65% at q = 0.3). See
+        ``docs/spec.md#bias`` and :func:`length_bias`.""",
+    "invalid": """invalid : {"disagree", "drop"}, default "disagree"
+        How repetition stability treats an invalid answer: as a trial that agrees with no other
+        (Shi et al.'s definition: RS divides by every trial), or left out of the query's trials
+        (judgekit 0.1). ``invalid_rate`` reports the share of invalid answers either way.""",
     "n_options": """n_options : int, optional
         Number of options the judge chose from, for the chance level of repetition stability. By
         default 3 when the group ever answered "tie", else 2.""",

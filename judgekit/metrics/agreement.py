@@ -9,7 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgekit.metrics import _core
+from judgekit import _bootstrap as bs
+from judgekit.exceptions import MetricWarning
+from judgekit.metrics._formulas import ratio
+from judgekit.metrics._prepare import ABSENT, INVALID, TIE, VERDICT_CODE, A, B, as_list
 from judgekit.schema import validate_judgments, validate_pairs
 
 __all__ = ["disagreement", "mutual_agreement"]
@@ -19,6 +22,8 @@ _INSTANCE = ["pair_id", "order", "id_swap", "repeat"]
 
 def _with_by(judgments: pd.DataFrame, pairs: pd.DataFrame | None, by: list[str], judge: str) -> pd.DataFrame:
     j = validate_judgments(judgments, pairs)
+    if len(j) == 0:
+        raise ValueError("judgments: the table is empty (0 rows); there is nothing to compare")
     if judge not in j.columns:
         raise ValueError(f"judge: column {judge!r} is not in judgments")
     if judge in by:
@@ -102,7 +107,8 @@ def mutual_agreement(
     2      j2      j1     0.613  600
     3      j2      j2     1.000  600
     """
-    by = _core._as_list(by)
+    n_boot = bs.check_args(n_boot, ci)
+    by = as_list(by)
     j = _with_by(judgments, pairs, by, judge)
     if by:
         grouped = j.groupby(by, sort=True, dropna=False, observed=True)
@@ -111,9 +117,8 @@ def mutual_agreement(
     else:
         g_codes = np.zeros(len(j), dtype=np.int64)
         keys = pd.DataFrame(index=range(1))
-    verdict = j["verdict"].astype(object).map(_core._VERDICT_CODE).fillna(_core.INVALID).to_numpy(np.int8)
+    verdict = j["verdict"].astype(object).map(VERDICT_CODE).fillna(INVALID).to_numpy(np.int8)
     seeds = np.random.SeedSequence(seed).spawn(len(keys))
-    alpha = (1 - ci) / 2
     frames = []
     for gi in range(len(keys)):
         rows = np.flatnonzero(g_codes == gi)
@@ -121,20 +126,20 @@ def mutual_agreement(
         inst, _ = pd.MultiIndex.from_frame(sub[_INSTANCE]).factorize()
         jcode, judges = pd.factorize(sub[judge], sort=True)
         n_inst, n_j = int(inst.max()) + 1, len(judges)
-        M = np.full((n_inst, n_j), _core.ABSENT, dtype=np.int8)
+        M = np.full((n_inst, n_j), ABSENT, dtype=np.int8)
         M[inst, jcode] = verdict[rows]
         # the pair (cluster) of each instance
         inst_pair = np.empty(n_inst, dtype=object)
         inst_pair[inst] = sub["pair_id"].to_numpy(object)
         pcode, _ = pd.factorize(inst_pair)
         n_p = int(pcode.max()) + 1
-        valid = (M != _core.ABSENT) & (M != _core.INVALID)
-        nt = valid & (M != _core.TIE)
+        valid = (M != ABSENT) & (M != INVALID)
+        nt = valid & (M != TIE)
         # per pair (the bootstrap cluster), judge x judge counts summed over its instances
         order = np.argsort(pcode, kind="stable")
         starts = np.searchsorted(pcode[order], np.arange(n_p))
 
-        onehot = [(c == M) for c in (_core.A, _core.B, _core.TIE)]
+        onehot = [(c == M) for c in (A, B, TIE)]
         agree_nt = sum(_per_pair(o, order, starts) for o in onehot[:2])
         agree = agree_nt + _per_pair(onehot[2], order, starts)
         S = np.concatenate(
@@ -145,22 +150,28 @@ def mutual_agreement(
 
         def est(t: np.ndarray, k: int = k) -> tuple[np.ndarray, np.ndarray]:
             a, b, a2, b2 = (t[..., i * k : (i + 1) * k] for i in range(4))
-            return _core._ratio(a, b), _core._ratio(a2, b2)
+            return ratio(a, b), ratio(a2, b2)
 
         point = est(T)
+        group = f" ({', '.join(f'{c}={keys.iloc[gi][c]!r}' for c in by)})" if by else ""
+        if not np.isfinite(point[0]).all():
+            none = [f"{judges[i // n_j]} / {judges[i % n_j]}"
+                    for i in np.flatnonzero(~np.isfinite(point[0])) if i // n_j <= i % n_j]
+            more = f" and {len(none) - 5} more" if len(none) > 5 else ""
+            warnings.warn(f"agreement is NaN for {', '.join(none[:5])}{more}{group}: no instance "
+                          "has a valid verdict from both judges", MetricWarning, stacklevel=2)
+        if n_boot > 0:
+            bs.warn_few_clusters(n_p, f"mutual_agreement{group}", stacklevel=2)
         ns = (T[k : 2 * k], T[3 * k : 4 * k])
         lo = [np.full(k, np.nan), np.full(k, np.nan)]
         hi = [np.full(k, np.nan), np.full(k, np.nan)]
         se = [np.full(k, np.nan), np.full(k, np.nan)]
         if n_boot > 0:
-            reps = est(_core.bootstrap_sums(S, int(n_boot), np.random.default_rng(seeds[gi])))
+            reps = est(bs.resample_sums(S, n_boot, np.random.default_rng(seeds[gi])))
             for i in range(2):
-                ok = (np.isfinite(reps[i]).mean(axis=0) >= 1 - _core._MAX_BOOT_NAN) & np.isfinite(point[i])
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-                    q = np.nanquantile(reps[i], [alpha, 1 - alpha], axis=0)
-                    s = np.nanstd(reps[i], axis=0, ddof=1)
-                lo[i], hi[i], se[i] = (np.where(ok, x, np.nan) for x in (q[0], q[1], s))
+                low_i, high_i, se_i = bs.interval(reps[i], ci, axis=0)
+                ok = np.isfinite(point[i])
+                lo[i], hi[i], se[i] = (np.where(ok, x, np.nan) for x in (low_i, high_i, se_i))
         j1 = np.repeat(np.asarray(judges, dtype=object), n_j)
         j2 = np.tile(np.asarray(judges, dtype=object), n_j)
         for i, metric in enumerate(("agreement", "agreement_no_ties")):
@@ -222,7 +233,7 @@ def disagreement(
       pair_id  n_judges  n_a  n_tie majority  disagreement
     0      p1         3    2      1        a             1
     """
-    by = _core._as_list(by)
+    by = as_list(by)
     j = _with_by(judgments, pairs, by, judge)
     keys = [*by, *_INSTANCE]
     v = j["verdict"].astype(object)

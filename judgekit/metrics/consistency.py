@@ -8,7 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.metrics import _core
+from judgekit.metrics import _engine
+from judgekit.metrics._definitions import family
 from judgekit.metrics._docs import fill_doc
 
 __all__ = [
@@ -28,19 +29,21 @@ def repetition_stability(
     pairs: pd.DataFrame | None = None,
     by: str | Sequence[str] = _BY,
     *,
+    invalid: str = "disagree",
     n_options: int | None = None,
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
     splits: Any = None,
 ) -> pd.DataFrame:
-    """Repetition stability RS, its chance level and the chance-corrected RS*.
+    """Repetition stability RS with Shi et al.'s spread, its chance level and the chance-corrected RS*.
 
     Parameters
     ----------
     {judgments}
     {pairs}
     {by}
+    {invalid}
     {n_options}
     {uncertainty}
 
@@ -48,18 +51,30 @@ def repetition_stability(
     -------
     {returns}
 
-    Metrics: ``repetition_stability`` (RS), ``repetition_stability_chance`` (RS_0) and
-    ``repetition_stability_star`` (RS*).
+    Metrics: ``repetition_stability`` (RS), ``repetition_stability_sd`` (the "±" Shi et al.
+    print beside RS), ``repetition_stability_chance`` (RS_0) and ``repetition_stability_star``
+    (RS*).
 
     Notes
     -----
-    A query j is one request (pair, order, option-ID arrangement) asked n_j times (its repeats);
-    C_k^j counts how often it got choice k (first position, second position, tie).
-    RS = mean_j max_k |C_k^j| / n_j over queries with at least two valid answers (invalid answers
-    are left out of n_j). RS ranges from about 1/m (random) to 1, so RS of a 2-option and a
-    3-option judge are not comparable; RS_0 is the exact expected RS of a judge that picks
-    uniformly among m = ``n_options`` options with the same n_j, and RS* = (RS - RS_0)/(1 - RS_0)
-    is 0 for such a judge and 1 for a perfectly stable one. ``n`` is the number of queries.
+    A query j is one request (pair, order, option-ID arrangement) asked n_j times (its trials,
+    the repeats); C_k^j counts how often it got choice k (first position, second position, tie).
+    RS = mean_j max_k |C_k^j| / n_j. As in Shi et al.'s definition and code, an invalid answer
+    is a trial that agrees with no other: it stays in n_j, so a judge that often fails to answer
+    is unstable (``invalid="disagree"``, default). Queries with fewer than two trials or without
+    any valid answer are left out. ``invalid="drop"`` leaves invalid answers out of n_j first
+    (judgekit 0.1's rule, which hides an error-prone judge's instability; the share of invalid
+    answers is :func:`invalid_rate`). RS ranges from about 1/m (random) to 1, so RS of a
+    2-option and a 3-option judge are not comparable; RS_0 is the exact expected RS of a judge
+    that answers every trial uniformly among m = ``n_options`` options with the same n_j, and
+    RS* = (RS - RS_0)/(1 - RS_0) is 0 for such a judge and 1 for a perfectly stable one
+    (negative for a judge whose invalid answers make it less stable than chance). ``n`` is the
+    number of queries. See ``docs/spec.md#consistency``.
+
+    The spread Shi et al. print as RS ± s is the mean over queries of the sample standard
+    deviation (ddof 1) of the indicators "this trial gave the majority answer": with k of n_j
+    trials agreeing, sqrt(k (n_j - k) / (n_j (n_j - 1))), 0 for a unanimous query
+    (``repetition_stability_sd``; their code computes it the same way).
 
     References
     ----------
@@ -71,14 +86,13 @@ def repetition_stability(
     >>> pairs, judgments, truth = jk.simulate_judgments(500, flip_q=0.1, repeats=3, seed=0)
     >>> rs = jk.repetition_stability(judgments, n_boot=0).set_index("metric")["estimate"]
     >>> rs.round(3).to_dict()
-    {'repetition_stability': 0.913, 'repetition_stability_chance': 0.75, 'repetition_stability_star': 0.651}
+    {'repetition_stability': 0.913, 'repetition_stability_sd': 0.151, 'repetition_stability_chance': 0.75, 'repetition_stability_star': 0.651}
     """
-    metrics = ["repetition_stability", "repetition_stability_chance", "repetition_stability_star"]
-    frame, by_cols = _core.run(
-        judgments, pairs, by, metrics, n_options=n_options, n_boot=n_boot, ci=ci, seed=seed,
-        splits=splits,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("repetition_stability"), invalid=invalid, n_options=n_options, n_boot=n_boot,
+        ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols)
+    return _engine.select(frame, by_cols)
 
 
 @fill_doc(", ``n_invalid`` ((original, swapped) judgment pairs left out for an invalid verdict)")
@@ -127,11 +141,11 @@ def position_consistency(
                      metric  estimate    n  n_invalid
     0  position_consistency     0.504  500          0
     """
-    frame, by_cols = _core.run(
-        judgments, pairs, by, ["position_consistency"], repeats=repeats, n_boot=n_boot, ci=ci,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("position_consistency"), repeats=repeats, n_boot=n_boot, ci=ci,
         seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols, ["n_invalid"])
+    return _engine.select(frame, by_cols, ["n_invalid"])
 
 
 @fill_doc(", ``n_invalid``")
@@ -141,6 +155,7 @@ def preference_fairness(
     by: str | Sequence[str] = _BY,
     *,
     mixed_ties: str = "neutral",
+    pf_denominator: str = "valid",
     repeats: str = "all",
     n_boot: int = 1000,
     ci: float = 0.95,
@@ -155,10 +170,13 @@ def preference_fairness(
     {pairs}
     {by}
     mixed_ties : {"neutral", "reference"}, default "neutral"
-        How inconsistent pairs with one tie count: in neither pcn nor rcn (SPEC), or as Shi et
-        al.'s reference code counts them, by the position the non-tie verdict named ((A,C), (C,A)
-        as primacy; (B,C), (C,B) as recency), which reproduces their published PF. (SPEC §2
-        says the reference code counts all four as primacy; it does not, see Notes.)
+        How inconsistent pairs with one tie count: in neither pcn nor rcn, or as Shi et al.'s
+        reference code counts them, by the position the non-tie verdict named ((A,C), (C,A) as
+        primacy; (B,C), (C,B) as recency), which reproduces their published PF. See Notes.
+    pf_denominator : {"valid", "all"}, default "valid"
+        What PF is scaled by: the valid judgment pairs, over which PF_raw ranges (the documented
+        definition), or every judgment pair, valid or not, as Shi et al.'s reference code does.
+        The two differ only when some pair has an invalid verdict.
     {repeats}
     {uncertainty}
 
@@ -183,10 +201,14 @@ def preference_fairness(
     they count in neither pcn nor rcn (they lower PC only). Shi et al.'s reference code
     (``consistency_preference_calculation.py`` in Slimshilin/Position-Bias-Analyzer) attributes
     them to the position the other verdict named: (A,C) and (C,A) count as primacy, (B,C) and
-    (C,B) as recency (``mixed_ties="reference"``). SPEC §2 states that the reference code counts
-    mixed-tie pairs "as primacy"; that remark is inaccurate for (B,C) and (C,B), and judgekit
-    follows the code. The choice moves 3-option judges' PF; it does not matter for 2-option
-    judges.
+    (C,B) as recency (``mixed_ties="reference"``). The choice moves 3-option judges' PF; it
+    does not matter for 2-option judges.
+
+    The reference code also scales PF_raw by every judgment pair of a (candidate, task) unit,
+    valid or not, and averages the units; with the study's equal-sized units that is PF_raw over
+    all pairs, which ``pf_denominator="all"`` gives. A pair with an invalid verdict then counts
+    as a consistent one would, pulling PF toward 0; the default divides by the valid pairs, over
+    which PF_raw ranges. See ``docs/spec.md#consistency``.
 
     References
     ----------
@@ -200,12 +222,11 @@ def preference_fairness(
     >>> pf.round(3).to_dict()
     {'primacy': 2.0, 'recency': 228.0, 'primacy_rate': 0.009, 'recency_rate': 0.991, 'preference_fairness': 0.452}
     """
-    metrics = ["primacy", "recency", "primacy_rate", "recency_rate", "preference_fairness"]
-    frame, by_cols = _core.run(
-        judgments, pairs, by, metrics, repeats=repeats, mixed_ties=mixed_ties, n_boot=n_boot,
-        ci=ci, seed=seed, splits=splits,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("fairness"), repeats=repeats, mixed_ties=mixed_ties,
+        pf_denominator=pf_denominator, n_boot=n_boot, ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols, ["n_invalid"])
+    return _engine.select(frame, by_cols, ["n_invalid"])
 
 
 @fill_doc(", ``n_invalid``")
@@ -257,11 +278,11 @@ def overall_win_rate(
     0     win_rate     0.499  400
     1  quality_gap     0.001  400
     """
-    frame, by_cols = _core.run(
-        judgments, pairs, by, ["win_rate", "quality_gap"], repeats=repeats, n_boot=n_boot,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("overall_win_rate"), repeats=repeats, n_boot=n_boot,
         ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols, ["n_invalid"])
+    return _engine.select(frame, by_cols, ["n_invalid"])
 
 
 @fill_doc()
@@ -307,8 +328,7 @@ def invalid_rate(
     1  invalid_rate_ab      0.00  2
     2  invalid_rate_ba      0.50  2
     """
-    metrics = ["invalid_rate", "invalid_rate_ab", "invalid_rate_ba"]
-    frame, by_cols = _core.run(
-        judgments, pairs, by, metrics, n_boot=n_boot, ci=ci, seed=seed, splits=splits,
+    frame, by_cols = _engine.run(
+        judgments, pairs, by, family("invalid_rate"), n_boot=n_boot, ci=ci, seed=seed, splits=splits,
     )
-    return _core.select(frame, by_cols)
+    return _engine.select(frame, by_cols)

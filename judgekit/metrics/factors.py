@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgekit.metrics._core import _as_list
+from judgekit.metrics._prepare import as_list as _as_list
 from judgekit.metrics.report import report_card
 from judgekit.schema import validate_judgments, validate_pairs
 

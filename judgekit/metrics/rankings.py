@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from judgekit.metrics._core import _as_list
+from judgekit.metrics._prepare import as_list as _as_list
 
 __all__ = ["rank_judges"]
 

@@ -8,21 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.metrics import _core
+from judgekit.metrics import _engine
+from judgekit.metrics import _statistics as st
+from judgekit.metrics._definitions import REPORT_CARD_METRICS
 from judgekit.metrics._docs import fill_doc
+from judgekit.metrics._prepare import ABSENT, Options, prepare
 
 __all__ = ["REPORT_CARD_METRICS", "report_card"]
-
-#: The metrics of :func:`report_card` by default, in column order.
-REPORT_CARD_METRICS: tuple[str, ...] = (
-    "acc_ab", "acc_ba", "acc_cr", "acc_rc", "acc_both", "acc_random",
-    "acc_cr_denoised", "acc_rc_denoised",
-    "q_cr", "q_rc", "scr_cr", "scr_rc",
-    "position_bias", "length_bias",
-    "position_consistency", "primacy", "recency", "preference_fairness",
-    "repetition_stability", "repetition_stability_star",
-    "invalid_rate",
-)
 
 
 @fill_doc()
@@ -35,9 +27,11 @@ def report_card(
     repeats: str = "all",
     flip_estimator: str = "consistent",
     length: str | Callable[[str], float] = "chars",
-    lb_method: str = "indicator",
+    lb_method: str = "joint",
     n_options: int | None = None,
     mixed_ties: str = "neutral",
+    invalid: str = "disagree",
+    pf_denominator: str = "valid",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -60,6 +54,9 @@ def report_card(
     {n_options}
     mixed_ties : {"neutral", "reference"}, default "neutral"
         Mixed-tie judgment pairs in primacy / recency / PF; see :func:`preference_fairness`.
+    {invalid}
+    pf_denominator : {"valid", "all"}, default "valid"
+        What PF is scaled by; see :func:`preference_fairness`.
     {uncertainty}
 
     Returns
@@ -83,11 +80,18 @@ def report_card(
     Metrics that need labels (accuracies, q_cr/q_rc, position and length bias) are NaN when
     ``pairs`` is not given or has no "a"/"b" labels; metrics that need repeats (q, SCR, RS) are NaN
     when no request was repeated, and position and length bias are then reported without
-    de-noising (``denoised`` False). These NaN raise no warning; de-noising that breaks down
-    (1 - 2q <= 0.05) does (:class:`MetricWarning`). Definitions are in the tidy functions:
+    de-noising (``denoised`` False). These NaN, which the tables cannot avoid by design, raise no
+    warning. Every other NaN does (:class:`MetricWarning`, one per reason, naming the groups and
+    the metrics): no valid verdict where one is needed (a judge whose every call failed has no
+    accuracy and no bias, not a bias of 0), and de-noising that breaks down (1 - 2q <= 0.05).
+    Intervals resampled from fewer than 5 pairs warn too (one pair gives an interval of width 0).
+
+    Groups without the judge column (``by=[]``, ``by="dataset"``) pool judges: each judge's
+    verdicts on a pair count, and the bootstrap resamples pairs with all their judges;
+    ``n_pairs`` counts distinct pairs. Definitions are in the tidy functions:
     :func:`accuracy`, :func:`flip_noise`, :func:`position_bias`, :func:`length_bias`,
     :func:`position_consistency`, :func:`preference_fairness`, :func:`repetition_stability`,
-    :func:`invalid_rate`.
+    :func:`invalid_rate`, and in ``docs/spec.md``.
 
     References
     ----------
@@ -106,22 +110,19 @@ def report_card(
     True
     """
     metrics = list(REPORT_CARD_METRICS if metrics is None else metrics)
-    options = _core.Options(repeats=repeats, flip_estimator=flip_estimator, length=length,
-                            n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties)
-    prep = _core.prepare(judgments, pairs, by, options, splits=splits, seed=seed)
-    S = _core.pair_stats(prep, options)
-    wanted = metrics if "position_bias" in metrics else [*metrics, "position_bias"]
-    long = _core.compute(prep, options, wanted, n_boot=n_boot, ci=ci, seed=seed,
-                         warn_unavailable=False, S=S)
-    T = _core.group_sums(S, prep.group, prep.n_groups)
+    options = Options(repeats=repeats, flip_estimator=flip_estimator, length=length,
+                      n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties,
+                      invalid=invalid, pf_denominator=pf_denominator)
+    prep = prepare(judgments, pairs, by, options, splits=splits, seed=seed)
+    long, comp = _engine.compute(prep, options, metrics, n_boot=n_boot, ci=ci, seed=seed,
+                                 warn_design=False,
+                                 extra=(st.JUDGMENTS, st.M["cr"], st.M["rc"]))
     card = prep.keys.copy()
-    card["n_pairs"] = T[:, _core.COL["pair"]].astype(np.int64)
-    card["n_labelled"] = np.bincount(
-        prep.group, weights=(prep.label != _core.ABSENT).astype(float), minlength=prep.n_groups
-    ).astype(np.int64)
-    card["n_judgments"] = T[:, _core.COL["nj"]].astype(np.int64)
-    pb = long[long["metric"] == "position_bias"]
-    card["denoised"] = pb["denoised"].to_numpy(dtype=bool, na_value=False)
+    card["n_pairs"] = prep.pairs_per_group()
+    card["n_labelled"] = prep.pairs_per_group(prep.label != ABSENT)
+    card["n_judgments"] = comp.total(st.JUDGMENTS).astype(np.int64)
+    # position bias is de-noised when both orders' flip rates are estimable
+    card["denoised"] = (comp.total(st.M["cr"]) > 0) & (comp.total(st.M["rc"]) > 0)
     columns = {}
     for m in metrics:
         rows = long[long["metric"] == m]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.metrics._core import _as_list
+from judgekit.metrics._prepare import as_list as _as_list
 from judgekit.metrics.report import report_card
 
 __all__ = ["recommend_temperature", "temperature_table"]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
+from judgekit._columns import member
 from judgekit.perturb._common import BIASES, META_COLUMNS, seeded_rng
 from judgekit.schema import validate_judgments, validate_pairs
 
@@ -22,18 +24,51 @@ REPORT_METRICS: tuple[str, ...] = (
 _LETTERS = "abcd"
 
 
+def _as_slots(slots: pd.Series) -> pd.Series:
+    """The ``slots`` of position rows as strings, missing elsewhere."""
+    s = pd.Series(slots.to_numpy(dtype=object), index=slots.index, dtype=object)
+    return s.where(s.notna(), None).astype("string")
+
+
 def _map_to_source(verdict: pd.Series, slots: pd.Series) -> np.ndarray:
-    """Verdicts of rotated position rows in the source pair's terms (others unchanged)."""
+    """Verdicts of rotated position rows in the source pair's terms (others unchanged).
+
+    A verdict naming the k-th shown response of a position row becomes ``slots[k]``; one letter
+    at a time, so the work is vectorised over rows.
+    """
     v = verdict.to_numpy(dtype=object)
-    s = slots.to_numpy(dtype=object)
     out = v.copy()
-    for k in range(len(v)):
-        if isinstance(s[k], str) and v[k] in ("a", "b", "c", "d"):
-            idx = _LETTERS.index(v[k])
-            if idx >= len(s[k]):
-                raise ValueError(f"judgments: verdict {v[k]!r} is beyond the {len(s[k])} responses of a position row")
-            out[k] = s[k][idx]
+    s = _as_slots(slots)
+    length = s.str.len().fillna(0).to_numpy(dtype=np.int64)
+    for k, letter in enumerate(_LETTERS):
+        hit = (s.notna() & (pd.Series(v, index=s.index) == letter)).to_numpy(dtype=bool)
+        if not hit.any():
+            continue
+        beyond = hit & (length <= k)
+        if beyond.any():
+            raise ValueError(f"judgments: verdict {letter!r} is beyond the {int(length[beyond][0])} "
+                             "responses of a position row")
+        out[hit] = s[hit].str[k].to_numpy(dtype=object)
     return out
+
+
+def _favoured(slots: pd.Series, order: pd.Series, favours: pd.Series) -> np.ndarray:
+    """The favoured response: for position rows the source response shown first in the order
+    judged (``slots[index of order's first letter]``), else ``favours`` as it is."""
+    out = favours.to_numpy(dtype=object).copy()
+    s = _as_slots(slots)
+    first = order.astype(str).str[0].to_numpy(dtype=object)
+    for k, letter in enumerate(_LETTERS):
+        hit = s.notna().to_numpy(dtype=bool) & (first == letter)
+        if hit.any():
+            out[hit] = s[hit].str[k].to_numpy(dtype=object)
+    return out
+
+
+def _valid_wide_order(order: pd.Series) -> np.ndarray:
+    """Orders of n-way rows must be a permutation of the first n letters."""
+    valid = {"".join(p) for n in (0, 1, 3, 4) for p in itertools.permutations(_LETTERS[:n])}
+    return order.isin(valid).to_numpy(dtype=bool)
 
 
 def _validate_mixed(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -47,7 +82,7 @@ def _validate_mixed(judgments: pd.DataFrame) -> pd.DataFrame:
     wide = judgments[n != 2].copy()
     if wide.empty:
         return two
-    bad = ~wide["order"].map(lambda o: isinstance(o, str) and sorted(o) == list("abcd"[: len(o)])).to_numpy()
+    bad = ~_valid_wide_order(wide["order"])
     if bad.any():
         raise ValueError(f"judgments: column 'order' has invalid values {sorted(set(wide.loc[bad, 'order']))[:5]}")
     v = wide["verdict"].astype(object)
@@ -62,7 +97,9 @@ def _validate_mixed(judgments: pd.DataFrame) -> pd.DataFrame:
 
 
 def _eq(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return np.array([a == b for a, b in zip(x, y)], dtype=float)
+    """1.0 where x and y hold the same value (two missing values count as the same), else 0.0."""
+    codes, _ = pd.factorize(np.concatenate([np.asarray(x, dtype=object), np.asarray(y, dtype=object)]))
+    return (codes[: len(x)] == codes[len(x):]).astype(float)
 
 
 def _bootstrap_weights(n_clusters: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
@@ -169,13 +206,13 @@ def bias_report(
     missing = [c for c in META_COLUMNS if c not in perturbed.columns]
     if missing:
         raise ValueError(f"perturbed is missing column(s) {missing}; make it with the perturb_* functions")
-    unknown = ~perturbed["source_pair_id"].isin(pairs["pair_id"]).to_numpy()
+    unknown = ~member(perturbed["source_pair_id"], pairs["pair_id"])
     if unknown.any():
         raise ValueError(
             "perturbed: column 'source_pair_id' refers to pairs not in pairs: "
             + ", ".join(perturbed.loc[unknown, "source_pair_id"].astype(str).unique()[:5])
         )
-    clash = perturbed["pair_id"].isin(pairs["pair_id"]).to_numpy()
+    clash = member(perturbed["pair_id"], pairs["pair_id"])
     if clash.any():
         raise ValueError(
             "perturbed: 'pair_id' values also used by pairs: "
@@ -187,7 +224,7 @@ def bias_report(
         raise ValueError(f"judgments must hold one judge, found {len(judges)}: {list(judges)[:5]}")
 
     key = ["order", "id_swap"]
-    base = j[j["pair_id"].isin(pairs["pair_id"])]
+    base = j[member(j["pair_id"], pairs["pair_id"])]
     ref = base[base["repeat"] == reference_repeat].rename(columns={"verdict": "v_ref", "pair_id": "source_pair_id"})
     rep0 = base[base["repeat"] == 0].rename(columns={"verdict": "v0", "pair_id": "source_pair_id"})
     if ref.empty or rep0.empty:
@@ -209,26 +246,23 @@ def bias_report(
     frames = []
     judged = meta[meta["bias"] != "self_enhancement"]
     if len(judged):
-        pj = j[j["pair_id"].isin(judged["pair_id"])].merge(judged, on="pair_id", how="inner")
-        not_judged = set(judged["pair_id"]) - set(pj["pair_id"])
-        if not_judged:
+        pj = j[member(j["pair_id"], judged["pair_id"])].merge(judged, on="pair_id", how="inner")
+        not_judged = pd.unique(judged.loc[~member(judged["pair_id"], pj["pair_id"]), "pair_id"])
+        if len(not_judged):
             raise ValueError(
                 f"judgments have no verdict rows for {len(not_judged)} perturbed pair(s), e.g. "
                 f"{sorted(not_judged)[:3]}"
             )
         pj["v_p"] = _map_to_source(pj["verdict"], pj["slots"])
-        is_pos = pj["slots"].map(lambda s: isinstance(s, str)).to_numpy()
+        slots_str = _as_slots(pj["slots"])
+        is_pos = slots_str.notna().to_numpy(dtype=bool)
         if is_pos.any():
-            n_way = pj["slots"].map(lambda s: len(s) if isinstance(s, str) else 0).to_numpy()
-            bad = is_pos & (pj["order"].to_numpy() == "ba") & (n_way > 2)
+            n_way = slots_str.str.len().fillna(0).to_numpy(dtype=np.int64)
+            bad = is_pos & (pj["order"] == "ba").to_numpy(dtype=bool) & (n_way > 2)
             if bad.any():
                 raise ValueError("position rows with more than two answers must be judged in order 'ab' only")
             # the favoured response is the one shown first in the arrangement judged
-            fav = [
-                s[_LETTERS.index(o[0])] if isinstance(s, str) else f
-                for s, o, f in zip(pj["slots"], pj["order"], pj["favours"])
-            ]
-            pj["favours"] = np.array(fav, dtype=object)
+            pj["favours"] = _favoured(pj["slots"], pj["order"], pj["favours"])
         # the gold answer after the perturbation, in source terms
         src_label = labels.reindex(pj["source_pair_id"]).to_numpy(dtype=object)
         pj["label_hack"] = np.where(is_pos, src_label, pj["label"].to_numpy(dtype=object))
@@ -284,7 +318,8 @@ def bias_report(
         return np.bincount(codes, weights=values, minlength=len(clusters))
 
     def groups(frame: pd.DataFrame):
-        for bias in [b for b in BIASES if b in set(frame["bias"])] + sorted(set(frame["bias"]) - set(BIASES)):
+        present = [str(b) for b in pd.unique(frame["bias"])]
+        for bias in [b for b in BIASES if b in present] + sorted(set(present) - set(BIASES)):
             g = frame[frame["bias"] == bias]
             yield bias, "all", g
             if by_variant and g["variant"].nunique() > 1:

@@ -15,8 +15,8 @@ from typing import Any
 
 _WHERE: dict[str, str] = {
     # export and theme
-    "chart_spec": "_export", "mimebundle": "_export", "save_chart": "_export",
-    "to_png": "_export", "to_svg": "_export",
+    "chart_spec": "_export", "html_page": "_export", "mimebundle": "_export",
+    "save_chart": "_export", "script_json": "_export", "to_png": "_export", "to_svg": "_export",
     "PALETTE": "_theme", "metric_label": "_theme", "setup": "_theme", "theme": "_theme",
     # chart builders
     "accuracy_bars": "accuracy", "bias_accuracy_scatter": "accuracy", "bias_bars": "accuracy",

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import base64
 import copy
+import html
 import json
+import re
 import struct
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from judgekit.viz._theme import THEME_NAME, _register, theme
 
-__all__ = ["chart_spec", "mimebundle", "save_chart", "to_png", "to_svg"]
+__all__ = ["chart_spec", "html_page", "mimebundle", "save_chart", "script_json", "to_png", "to_svg"]
 
 #: The MIME type JupyterLab (and VS Code, nteract) render with their bundled Vega 5.
 VEGA_MIME = "application/vnd.vega.v5+json"
@@ -183,10 +186,77 @@ def save_chart(chart: Any, path: str | Path, *, scale: float = 2.0, ppi: float |
     elif suffix == ".pdf":
         path.write_bytes(vlc.vegalite_to_pdf(spec, vl_version=version))
     elif suffix == ".html":
-        path.write_text(vlc.vegalite_to_html(spec, vl_version=version, bundle=True), encoding="utf-8")
+        path.write_text(html_page(spec), encoding="utf-8")
     else:
         path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
     return path
+
+
+def script_json(value: Any) -> str:
+    """JSON that is safe inside an HTML ``<script>`` element.
+
+    ``<``, ``>`` and ``&`` (and the two line separators JavaScript rejects in literals) become
+    ``\\uXXXX`` escapes, so a data string such as ``"</script><img onerror=...>"`` can neither
+    close the script element nor open a comment; ``JSON.parse`` and JavaScript read the escapes
+    back as the same characters.
+
+    Examples
+    --------
+    >>> print(script_json({"judge": "</script><b>"}))
+    {"judge": "\\u003c/script\\u003e\\u003cb\\u003e"}
+    """
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escape)
+    return text
+
+
+@cache
+def _vega_bundle(version: str | None) -> str:
+    """Vega, Vega-Lite and vega-embed as one script (vl-convert's bundle), safe to inline."""
+    import vl_convert as vlc
+
+    bundle = vlc.javascript_bundle(vl_version=version)
+    # the bundle is code, not data; should it ever contain an end tag, break it without changing
+    # what the JavaScript means (inside strings and regular expressions "<\/" reads as "</")
+    return re.sub(r"</(script)", r"<\\/\1", bundle, flags=re.IGNORECASE)
+
+
+def html_page(chart: Any) -> str:
+    """A self-contained HTML page drawing a chart offline (Vega libraries inline, data escaped).
+
+    Every string of the spec reaches the page only as escaped JSON (:func:`script_json`) and the
+    page title through :func:`html.escape`, so text from a table (a judge or model name, a
+    prompt) is shown, never run.
+
+    Parameters
+    ----------
+    chart : altair chart or dict
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import altair as alt, pandas as pd
+    >>> c = alt.Chart(pd.DataFrame({"x": ["</script><i>"]})).mark_point().encode(x="x:N")
+    >>> page = html_page(c)
+    >>> "</script><i>" in page, page.count("</script>")
+    (False, 2)
+    """
+    spec = chart if isinstance(chart, dict) and "config" in chart else chart_spec(chart)
+    title = chart_title(spec) or "judgekit chart"
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{html.escape(title)}</title>\n"
+        f"<script>{_vega_bundle(_vl_version())}</script>\n</head><body>\n"
+        "<div id=\"vega-chart\"></div>\n<script>\n"
+        f"vegaEmbed(\"#vega-chart\", {script_json(spec)}, {{\"renderer\": \"svg\", \"actions\": false}})"
+        ".catch(function (err) { console.error(err); });\n"
+        "</script>\n</body></html>\n"
+    )
 
 
 def chart_title(spec: dict[str, Any]) -> str:

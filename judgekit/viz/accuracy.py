@@ -11,11 +11,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import altair as alt
-import numpy as np
 import pandas as pd
 
-from judgekit.viz._frames import frame, keys_of, metric_frame, require, safe_names, wide_frame
 from judgekit.viz._theme import NEGATIVE, POSITIVE, REFERENCE, SIGN_LABELS, metric_label
+from judgekit.viz.shared import (
+    COUNT_METRICS,
+    band_height,
+    band_order,
+    bar_mark,
+    frame,
+    grouped,
+    has_ci,
+    keys_of,
+    metric_frame,
+    nice_bound,
+    ref_chart,
+    require,
+    safe_names,
+    stat_tooltips,
+    title_params,
+    wide_frame,
+)
 
 __all__ = [
     "accuracy_bars",
@@ -27,74 +43,6 @@ __all__ = [
 ]
 
 
-def _stat_tooltips(keys: Sequence[str], label: str, fmt: str = ".3f") -> list[alt.Tooltip]:
-    tips = [alt.Tooltip(f"{k}:N", title=k) for k in keys]
-    tips += [
-        alt.Tooltip("estimate:Q", title=label, format=fmt),
-        alt.Tooltip("ci_low:Q", title="95% CI low", format=fmt),
-        alt.Tooltip("ci_high:Q", title="95% CI high", format=fmt),
-        alt.Tooltip("n:Q", title="n"),
-    ]
-    return tips
-
-
-def _has_ci(df: pd.DataFrame) -> bool:
-    return bool(df["ci_low"].notna().any() and df["ci_high"].notna().any())
-
-
-def _nice_bound(value: float) -> float:
-    """The smallest round number at least ``value`` (for symmetric axes around zero)."""
-    if not value > 0:  # also NaN
-        return 1.0
-    for step in (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0):
-        if value <= step:
-            return step
-    return float(np.ceil(value))
-
-
-def _band_height(color: str | None) -> alt.Step:
-    """Height by bar: one step per band, or per bar within a band when bars are grouped."""
-    return alt.Step(20) if color is None else alt.Step(12, **{"for": "offset"})
-
-
-#: Gap between grouped bars, as a share of each bar's band.
-GROUP_PADDING = 0.15
-
-
-def _grouped(channel: str, *, title: str | None = None, sort: list | None = None) -> alt.YOffset:
-    """The yOffset channel of grouped bars, with the gap between bars made by the offset scale.
-
-    Bars of grouped charts fill their offset band and the gap comes from the scale's padding: a
-    bar shrunk with ``height={"band": ...}`` is not centred where Vega-Lite draws the rule and
-    text layers on the same band, so intervals and labels drifted onto the neighbouring bar.
-    """
-    kwargs = {} if title is None else {"title": title}
-    if sort is not None:
-        kwargs["sort"] = sort
-    return alt.YOffset(channel, scale=alt.Scale(paddingInner=GROUP_PADDING), **kwargs)
-
-
-def _bar_mark(grouped: bool) -> dict:
-    """Mark properties of a bar: ungrouped bars leave a gap by their height."""
-    return {} if grouped else {"height": {"band": 0.85}}
-
-
-def _band_order(df: pd.DataFrame, by: str, value: str = "estimate", *, descending: bool = True) -> list:
-    """The values of ``by`` ordered by their mean ``value`` (best first when ``descending``),
-    as an explicit list every layer of the chart shares."""
-    means = df.groupby(by, sort=False)[value].mean()
-    return means.sort_values(ascending=not descending, kind="stable").index.tolist()
-
-
-def _ref_chart() -> alt.Chart:
-    """A chart over one empty row, for reference lines placed by ``alt.datum`` values."""
-    return alt.Chart(alt.InlineData(values=[{}]))
-
-
-def _title(title: str | None, subtitle: str | None, default: str) -> alt.TitleParams:
-    return alt.TitleParams(text=title if title is not None else default, subtitle=subtitle or "")
-
-
 def accuracy_bars(
     data: pd.DataFrame,
     metric: str | None = "acc_both",
@@ -102,7 +50,7 @@ def accuracy_bars(
     by: str = "judge",
     color: str | None = None,
     facet: str | None = None,
-    domain: tuple[float, float] | None = (0.0, 1.0),
+    domain: tuple[float, float] | str | None = "auto",
     reference: float | None = None,
     reference_label: str = "",
     sort: bool = True,
@@ -127,8 +75,9 @@ def accuracy_bars(
         Column whose values become side-by-side bars within each band (e.g. ``"template"``).
     facet : str, optional
         Column that splits the chart into side-by-side panels (e.g. ``"model"``).
-    domain : (float, float) or None
-        Value-axis range; ``None`` fits the data.
+    domain : (float, float), "auto" or None
+        Value-axis range; ``None`` fits the data (from zero). ``"auto"``: [0, 1] for shares and
+        rates, fitted from zero for the metrics that are counts (``primacy``, ``recency``).
     reference : float, optional
         Draws a dashed vertical line there (e.g. chance, or human agreement).
     reference_label : str
@@ -161,37 +110,42 @@ def accuracy_bars(
     if by == "metric":
         df["metric"] = df["metric"].map(metric_label)
     label = metric_label(metric) if metric is not None else "estimate"
-    sort_spec = _band_order(df, by) if sort else None
+    sort_spec = band_order(df, by) if sort else None
     y = alt.Y(f"{by}:N", sort=sort_spec, title=None, axis=alt.Axis(labelLimit=320))
+    if isinstance(domain, str):
+        if domain != "auto":
+            raise ValueError(f"{builder}: domain must be a (low, high) pair, 'auto' or None, got {domain!r}")
+        domain = None if metric in COUNT_METRICS else (0.0, 1.0)
     x_scale = alt.Scale(domain=list(domain), clamp=True) if domain is not None else alt.Scale(zero=True)
-    base = alt.Chart().encode(y=y, tooltip=_stat_tooltips(keys, label))
+    fmt = ".0f" if metric in COUNT_METRICS else ".2f"
+    base = alt.Chart().encode(y=y, tooltip=stat_tooltips(keys, label))
     if color is not None:
-        base = base.encode(yOffset=_grouped(f"{color}:N", title=color))
+        base = base.encode(yOffset=grouped(f"{color}:N", title=color))
         bar_color = alt.Color(f"{color}:N", title=color)
     else:
         bar_color = alt.value("#0072B2")
-    bars = base.mark_bar(**_bar_mark(color is not None)).encode(
+    bars = base.mark_bar(**bar_mark(color is not None)).encode(
         x=alt.X("estimate:Q", title=axis_title or label, scale=x_scale), color=bar_color
     )
     layers: list[alt.Chart] = [bars]
-    if _has_ci(df):
+    if has_ci(df):
         layers.append(base.mark_rule(color="#333333", strokeWidth=1.4).encode(
             x="ci_low:Q", x2="ci_high:Q"))
-    text_at = "ci_high:Q" if _has_ci(df) else "estimate:Q"
+    text_at = "ci_high:Q" if has_ci(df) else "estimate:Q"
     layers.append(base.mark_text(align="left", dx=4, fontSize=10.5, color="#333333").encode(
-        x=alt.X(text_at), text=alt.Text("estimate:Q", format=".2f")))
+        x=alt.X(text_at), text=alt.Text("estimate:Q", format=fmt)))
     if reference is not None:
-        layers.append(_ref_chart().mark_rule(strokeDash=[5, 4], color=REFERENCE).encode(
+        layers.append(ref_chart().mark_rule(strokeDash=[5, 4], color=REFERENCE).encode(
             x=alt.datum(reference)))
         if reference_label:
-            layers.append(_ref_chart().mark_text(
+            layers.append(ref_chart().mark_text(
                 align="left", baseline="bottom", dx=3, y=0, dy=-3, fontSize=10.5, color="#555555"
             ).encode(x=alt.datum(reference), text=alt.datum(reference_label)))
-    chart = alt.layer(*layers, data=df).properties(width=width, height=_band_height(color))
+    chart = alt.layer(*layers, data=df).properties(width=width, height=band_height(color))
     if facet is not None:
         return chart.facet(column=alt.Column(f"{facet}:N", title=None)).properties(
-            title=_title(title, subtitle, label)).resolve_scale(y="independent")
-    return chart.properties(title=_title(title, subtitle, label))
+            title=title_params(title, subtitle, label)).resolve_scale(y="independent")
+    return chart.properties(title=title_params(title, subtitle, label))
 
 
 def bias_bars(
@@ -242,32 +196,32 @@ def bias_bars(
     df = metric_frame(data, metric, keys, builder)
     label = metric_label(metric)
     pos, neg = sign_labels or SIGN_LABELS.get(metric, ("positive", "negative"))
-    bound = _nice_bound(float(pd.concat([df["estimate"], df["ci_low"], df["ci_high"]]).abs().max()))
-    sort_spec = _band_order(df, by) if sort else None
+    bound = nice_bound(float(pd.concat([df["estimate"], df["ci_low"], df["ci_high"]]).abs().max()))
+    sort_spec = band_order(df, by) if sort else None
     y = alt.Y(f"{by}:N", sort=sort_spec, title=None, axis=alt.Axis(labelLimit=320))
     base = alt.Chart().transform_calculate(
         direction=f"datum.estimate >= 0 ? {pos!r} : {neg!r}"
-    ).encode(y=y, tooltip=[*_stat_tooltips(keys, label), alt.Tooltip("direction:N", title="meaning")])
+    ).encode(y=y, tooltip=[*stat_tooltips(keys, label), alt.Tooltip("direction:N", title="meaning")])
     if color is not None:
-        base = base.encode(yOffset=_grouped(f"{color}:N"))
+        base = base.encode(yOffset=grouped(f"{color}:N"))
         bar_color = alt.Color(f"{color}:N", title=color)
     else:
         bar_color = alt.Color("direction:N", title=None, scale=alt.Scale(
             domain=[pos, neg], range=[POSITIVE, NEGATIVE]), legend=alt.Legend(orient="bottom"))
-    bars = base.mark_bar(**_bar_mark(color is not None)).encode(
+    bars = base.mark_bar(**bar_mark(color is not None)).encode(
         x=alt.X("estimate:Q", title=label, scale=alt.Scale(domain=[-bound, bound], nice=False),
                 axis=alt.Axis(values=[-bound, -bound / 2, 0.0, bound / 2, bound])),
         color=bar_color)
     layers: list[alt.Chart] = [bars]
-    if _has_ci(df):
+    if has_ci(df):
         layers.append(base.mark_rule(color="#333333", strokeWidth=1.4).encode(
             x="ci_low:Q", x2="ci_high:Q"))
-    layers.append(_ref_chart().mark_rule(color="#555555").encode(x=alt.datum(0)))
-    chart = alt.layer(*layers, data=df).properties(width=width, height=_band_height(color))
+    layers.append(ref_chart().mark_rule(color="#555555").encode(x=alt.datum(0)))
+    chart = alt.layer(*layers, data=df).properties(width=width, height=band_height(color))
     if facet is not None:
         return chart.facet(column=alt.Column(f"{facet}:N", title=None)).properties(
-            title=_title(title, subtitle, label)).resolve_scale(y="independent")
-    return chart.properties(title=_title(title, subtitle, label))
+            title=title_params(title, subtitle, label)).resolve_scale(y="independent")
+    return chart.properties(title=title_params(title, subtitle, label))
 
 
 def bias_accuracy_scatter(
@@ -346,7 +300,7 @@ def bias_accuracy_scatter(
         layers.append(base.mark_text(align="left", dx=6, fontSize=10, color="#444444").encode(
             y=f"{accuracy}:Q", text=f"{label}:N"))
     chart = alt.layer(*layers, data=df).properties(width=width, height=height)
-    default = _title(title, subtitle, f"|{bias_label}| vs {acc_label}")
+    default = title_params(title, subtitle, f"|{bias_label}| vs {acc_label}")
     if facet is not None:
         return chart.facet(column=alt.Column(f"{facet}:N", title=None)).properties(title=default)
     return chart.properties(title=default)
@@ -422,7 +376,7 @@ def temperature_curves(
         base.mark_line(point=alt.OverlayMarkDef(size=45, filled=True)).encode(
             y=alt.Y("estimate:Q", title=None, scale=alt.Scale(zero=False)))
     ]
-    if _has_ci(long):
+    if has_ci(long):
         layers.append(base.mark_rule(opacity=0.6).encode(y="ci_low:Q", y2="ci_high:Q"))
     if recommended is not None:
         layers.append(base.transform_filter(f"datum['{recommended}'] == true").mark_point(
@@ -430,7 +384,7 @@ def temperature_curves(
     return alt.layer(*layers, data=long).properties(width=width, height=height).facet(
         column=alt.Column("metric_label:N", title=None, sort=order)
     ).resolve_scale(y="independent").properties(
-        title=_title(title, subtitle, "Self-consistency and accuracy by temperature"))
+        title=title_params(title, subtitle, "Self-consistency and accuracy by temperature"))
 
 
 def metric_heatmap(
@@ -495,7 +449,7 @@ def metric_heatmap(
     base = alt.Chart(df).encode(
         x=alt.X(f"{x}:N", title=x, axis=alt.Axis(labelAngle=-35)),
         y=alt.Y(f"{y}:N", title=None),
-        tooltip=_stat_tooltips(keys, label),
+        tooltip=stat_tooltips(keys, label),
     )
     layers: list[alt.Chart] = [base.mark_rect(stroke="white", strokeWidth=1).encode(
         color=alt.Color("estimate:Q", title=label, scale=scale))]
@@ -512,7 +466,7 @@ def metric_heatmap(
             color=alt.condition(dark, alt.value("white"), alt.value("#111111"))))
     return alt.layer(*layers).properties(
         width=alt.Step(cell), height=alt.Step(max(18, cell * 2 // 3)),
-        title=_title(title, subtitle, label))
+        title=title_params(title, subtitle, label))
 
 
 def metric_scatter(
@@ -612,12 +566,12 @@ def metric_scatter(
         layers.append(base.mark_text(align="left", dx=6, fontSize=10, color="#444444").encode(
             text=f"{f[label]}:N"))
     if x_reference is not None:
-        layers.append(_ref_chart().mark_rule(strokeDash=[4, 4]).encode(x=alt.datum(x_reference)))
+        layers.append(ref_chart().mark_rule(strokeDash=[4, 4]).encode(x=alt.datum(x_reference)))
     if y_reference is not None:
-        layers.append(_ref_chart().mark_rule(strokeDash=[4, 4]).encode(y=alt.datum(y_reference)))
+        layers.append(ref_chart().mark_rule(strokeDash=[4, 4]).encode(y=alt.datum(y_reference)))
     chart = alt.layer(*layers, data=df).properties(width=width, height=height)
     default = f"{metric_label(y)} vs {metric_label(x)}"
     if facet is not None:
         return chart.facet(column=alt.Column(f"{f[facet]}:N", title=None)).properties(
-            title=_title(title, subtitle, default))
-    return chart.properties(title=_title(title, subtitle, default))
+            title=title_params(title, subtitle, default))
+    return chart.properties(title=title_params(title, subtitle, default))

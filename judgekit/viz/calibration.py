@@ -7,9 +7,18 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from judgekit.viz._frames import frame, keys_of, metric_frame, require
 from judgekit.viz._theme import REFERENCE, metric_label
-from judgekit.viz.accuracy import _bar_mark, _grouped, _has_ci, _stat_tooltips, _title
+from judgekit.viz.shared import (
+    bar_mark,
+    frame,
+    grouped,
+    has_ci,
+    keys_of,
+    metric_frame,
+    require,
+    stat_tooltips,
+    title_params,
+)
 
 __all__ = ["calibration_bars", "calibration_curve", "reliability_diagram"]
 
@@ -76,20 +85,20 @@ def calibration_bars(
     order = list(method_order) if method_order is not None else list(pd.unique(long[method]))
     base = alt.Chart().encode(
         y=alt.Y(f"{by}:N", title=None, sort=list(pd.unique(long[by]))),
-        yOffset=_grouped(f"{method}:N", sort=order),
+        yOffset=grouped(f"{method}:N", sort=order),
         tooltip=[alt.Tooltip("metric_label:N", title="metric"),
-                 *_stat_tooltips(keys, "estimate")],
+                 *stat_tooltips(keys, "estimate")],
     )
-    layers = [base.mark_bar(**_bar_mark(True)).encode(
+    layers = [base.mark_bar(**bar_mark(True)).encode(
         x=alt.X("estimate:Q", title=None),
         color=alt.Color(f"{method}:N", title=method, sort=order))]
-    if _has_ci(long):
+    if has_ci(long):
         layers.append(base.mark_rule(color="#333333").encode(x="ci_low:Q", x2="ci_high:Q"))
     return alt.layer(*layers, data=long).properties(
         width=width, height=alt.Step(12, **{"for": "offset"})).facet(
         column=alt.Column("metric_label:N", title=None, sort=[metric_label(m) for m in metrics])
     ).resolve_scale(x="independent").properties(
-        title=_title(title, subtitle, "Selection bias before and after calibration"))
+        title=title_params(title, subtitle, "Selection bias before and after calibration"))
 
 
 def reliability_diagram(
@@ -164,8 +173,8 @@ def reliability_diagram(
     default = "Reliability diagram"
     if facet is not None:
         return chart.facet(column=alt.Column(f"{facet}:N", title=None)).properties(
-            title=_title(title, subtitle, default))
-    return chart.properties(title=_title(title, subtitle, default))
+            title=title_params(title, subtitle, default))
+    return chart.properties(title=title_params(title, subtitle, default))
 
 
 def calibration_curve(
@@ -215,4 +224,4 @@ def calibration_curve(
         tooltip=[*(alt.Tooltip(f"{c}:N") for c in keys_of(color)),
                  alt.Tooltip(f"{x}:Q", format=".3f"), alt.Tooltip(f"{y}:Q", format=".3f")])
     return alt.layer(_diagonal(), curve).properties(
-        width=size, height=size, title=_title(title, subtitle, "Calibration map"))
+        width=size, height=size, title=title_params(title, subtitle, "Calibration map"))

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from judgekit.viz._frames import frame, keys_of, metric_frame, require
 from judgekit.viz._theme import POSITIVE, metric_label
-from judgekit.viz.accuracy import _title, metric_scatter
+from judgekit.viz.accuracy import metric_scatter
+from judgekit.viz.shared import frame, keys_of, metric_frame, require, title_params
 
 __all__ = ["agreement_heatmap", "consistency_vs_winrate", "disagreement_histogram"]
 
@@ -166,9 +166,9 @@ def agreement_heatmap(
         chart = chart.properties(width=cell * int(per_panel[judge_2]),
                                  height=cell * int(per_panel[judge_1]))
         return chart.facet(column=alt.Column(f"{facet}:N", title=None)).resolve_scale(
-            x="independent", y="independent").properties(title=_title(title, subtitle, default))
+            x="independent", y="independent").properties(title=title_params(title, subtitle, default))
     return chart.properties(width=alt.Step(cell), height=alt.Step(cell),
-                            title=_title(title, subtitle, default))
+                            title=title_params(title, subtitle, default))
 
 
 def disagreement_histogram(
@@ -237,7 +237,7 @@ def disagreement_histogram(
         y=alt.Y("share:Q", title="cumulative share", scale=alt.Scale(domain=[0, 1]),
                 axis=alt.Axis(format="%", titleColor=POSITIVE)),
         tooltip=tips)
-    default = _title(title, subtitle, "Disagreement between judges")
+    default = title_params(title, subtitle, "Disagreement between judges")
     if facet is None:
         return alt.layer(bars, line, data=df).resolve_scale(y="independent").properties(
             width=width, height=height, title=default)

@@ -52,6 +52,9 @@ class JudgeExplorer:
         Metrics offered (default: every report-card metric that is defined for the data).
     estimators : mapping, optional
         Label -> keyword arguments of :func:`judgekit.report_card` (default :data:`ESTIMATORS`).
+        On each dataset the dropdown offers only the estimators whose report card differs from
+        the first one's (e.g. the flip estimators differ only where repeats of labelled pairs
+        exist); it is disabled, with the reason beside it, when none does.
     n_boot : int
         Bootstrap draws per report card (interactive default: 200).
     seed : int
@@ -108,6 +111,7 @@ class JudgeExplorer:
         self._max_templates = int(max_templates)
         self._loaded: dict[str, tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]] = {}
         self._cards: dict[tuple[str, str], pd.DataFrame] = {}
+        self._same: dict[str, dict[str, str]] = {}  # dataset -> estimator -> the one it equals
         self._busy = False
         self._displayed = False  # charts are drawn into the widget once it is shown
         self._drawn: dict[str, str] = {}
@@ -133,6 +137,7 @@ class JudgeExplorer:
         for name, control in self.controls.items():
             control.add_class(f"jk-{name.replace('_', '-')}")
         self._status = w.HTML().add_class("jk-status")
+        self._estimator_note = w.HTML().add_class("jk-estimator-note")
         self._chart_out = w.Output().add_class("jk-chart")
         self._scatter_out = w.Output().add_class("jk-scatter")
         self._pair_html = w.HTML().add_class("jk-pair-view")
@@ -140,6 +145,7 @@ class JudgeExplorer:
         wrap = w.Layout(flex_flow="row wrap")
         self.widget = w.VBox([
             w.HBox([c["dataset"], c["metric"], c["estimator"]], layout=wrap),
+            self._estimator_note,
             w.HBox([c["models"], c["templates"]], layout=wrap),
             self._status,
             w.HBox([self._chart_out, self._scatter_out], layout=wrap),
@@ -198,9 +204,11 @@ class JudgeExplorer:
 
     def _full_card(self) -> pd.DataFrame:
         """The report card of every judge of the dataset under the chosen estimator (cached)."""
+        return self._card_for(self.controls["dataset"].value, self.controls["estimator"].value)
+
+    def _card_for(self, dataset: str, estimator: str) -> pd.DataFrame:
         from judgekit.metrics import report_card
 
-        dataset, estimator = self.controls["dataset"].value, self.controls["estimator"].value
         key = (dataset, estimator)
         if key not in self._cards:
             judgments, pairs, info = self._dataset(dataset)
@@ -208,6 +216,63 @@ class JudgeExplorer:
                                **self._estimators[estimator])
             self._cards[key] = card.merge(info, on="judge", how="left")
         return self._cards[key]
+
+    def _equivalent_estimators(self, dataset: str) -> dict[str, str]:
+        """Each estimator mapped to the first earlier one whose report card it equals on ``dataset``.
+
+        Two estimators are equal on a dataset when every number of their report cards agrees
+        (NaN with NaN): choosing between them cannot change anything the explorer shows.
+        """
+        if dataset not in self._same:
+            import warnings
+
+            import numpy as np
+
+            same: dict[str, str] = {}
+            kept: list[str] = []
+            for name in self._estimators:
+                with warnings.catch_warnings():  # a card only compared here warns nobody
+                    warnings.simplefilter("ignore")
+                    card = self._card_for(dataset, name)
+                for other in kept:
+                    ref = self._card_for(dataset, other)
+                    if list(card.columns) == list(ref.columns) and card["judge"].tolist() == ref["judge"].tolist():
+                        numbers = [c for c in card.columns if pd.api.types.is_numeric_dtype(card[c])]
+                        if np.allclose(card[numbers].to_numpy(float), ref[numbers].to_numpy(float),
+                                       rtol=0, atol=1e-12, equal_nan=True):
+                            same[name] = other
+                            break
+                else:
+                    kept.append(name)
+            self._same[dataset] = same
+        return self._same[dataset]
+
+    def _offer_estimators(self, dataset: str) -> None:
+        """Offer only the estimators that change the numbers on this dataset; say why."""
+        c = self.controls
+        same = self._equivalent_estimators(dataset)
+        offered = [name for name in self._estimators if name not in same]
+        previous = c["estimator"].value
+        value = previous if previous in offered else same.get(previous, offered[0])
+        with c["estimator"].hold_sync():
+            c["estimator"].options = offered
+            c["estimator"].value = value
+            c["estimator"].disabled = len(offered) == 1
+        if same:
+            judgments = self._dataset(dataset)[0]
+            repeats = int(judgments["repeat"].max()) + 1 if len(judgments) else 1
+            why = ("one call per pair and order, so no flip noise to estimate" if repeats == 1
+                   else "repeats, but the flip estimators only act on pairs with a human label"
+                   if self._dataset(dataset)[1]["label"].isin(["a", "b"]).sum() == 0
+                   else "data on which these estimators agree")
+            hidden = ", ".join(f"\u201c{html.escape(k)}\u201d" for k in same)
+            self._estimator_note.value = (
+                "<span style='color:#555;font-size:12px'>estimator: "
+                f"{'only this choice changes' if len(offered) == 1 else f'{len(offered)} choices change'} "
+                f"the numbers on this dataset ({html.escape(why)}); not offered because they give the same "
+                f"report card: {hidden}</span>")
+        else:
+            self._estimator_note.value = ""
 
     @property
     def _has_templates(self) -> bool:
@@ -232,19 +297,24 @@ class JudgeExplorer:
         try:
             self._say(f"loading {html.escape(name)} …")
             _judgments, _pairs, info = self._dataset(name)
+            self._offer_estimators(name)
             card = self._full_card()
             models = sorted(info["model"].unique())
-            c["models"].options = models
-            c["models"].value = tuple(models)
-            if self._has_templates:
-                counts = info["template"].value_counts()
-                templates = sorted(counts.index)
-                c["templates"].options = templates
-                c["templates"].value = tuple(sorted(counts.index[: self._max_templates]))
-                c["templates"].disabled = False
-            else:
-                c["templates"].options = []
-                c["templates"].disabled = True
+            # options and value travel in one message: sent apart, the front end applies the
+            # new selection to the old options ("Cannot set properties of undefined")
+            with c["models"].hold_sync():
+                c["models"].options = models
+                c["models"].value = tuple(models)
+            with c["templates"].hold_sync():
+                if self._has_templates:
+                    counts = info["template"].value_counts()
+                    c["templates"].options = sorted(counts.index)
+                    c["templates"].value = tuple(sorted(counts.index[: self._max_templates]))
+                    c["templates"].disabled = False
+                else:
+                    c["templates"].value = ()
+                    c["templates"].options = []
+                    c["templates"].disabled = True
             available = [m for m in (self._metrics or _card_metrics(card))
                          if m in card.columns and card[m].notna().any()]
             if self._metrics is None:  # the headline metric first, where it is defined
@@ -252,8 +322,9 @@ class JudgeExplorer:
             if not available:
                 raise ValueError(f"no metric is defined for dataset {name!r}")
             previous = c["metric"].value
-            c["metric"].options = [(metric_label(m), m) for m in available]
-            c["metric"].value = previous if previous in available else available[0]
+            with c["metric"].hold_sync():
+                c["metric"].options = [(metric_label(m), m) for m in available]
+                c["metric"].value = previous if previous in available else available[0]
         except Exception as err:
             self._say(f"{type(err).__name__}: {html.escape(str(err))}", error=True)
             raise
@@ -286,9 +357,9 @@ class JudgeExplorer:
             self._busy = True
             try:
                 previous = c["pair_judge"].value
-                c["pair_judge"].options = judges
-                if judges:
-                    c["pair_judge"].value = previous if previous in judges else judges[0]
+                with c["pair_judge"].hold_sync():
+                    c["pair_judge"].options = judges
+                    c["pair_judge"].value = (previous if previous in judges else judges[0]) if judges else None
             finally:
                 self._busy = False
             self._on_pair_list()
@@ -339,13 +410,14 @@ class JudgeExplorer:
         if judge and mode != _PAIR_FILTERS[0]:
             ids = pd.Series(_filter_pairs(judgments, pairs, judge, mode), dtype=object)
         labels = pairs.set_index("pair_id")["label"]
-        options = [(f"{pid}  (human: {labels.get(pid) or 'none'})", pid) for pid in ids]
+        options = [(f"{pid}  (human: {_label_text(labels.get(pid))})", pid) for pid in ids]
         previous = c["pair"].value
         self._busy = True
         try:
-            c["pair"].options = options
             values = [v for _, v in options]
-            c["pair"].value = previous if previous in values else (values[0] if values else None)
+            with c["pair"].hold_sync():
+                c["pair"].options = options
+                c["pair"].value = previous if previous in values else (values[0] if values else None)
         finally:
             self._busy = False
         self._on_pair()
@@ -381,6 +453,10 @@ class JudgeExplorer:
         data["text/plain"] = (f"<JudgeExplorer: {self.controls['dataset'].value}, "
                               f"{len(self.card)} judge(s), metric {self.controls['metric'].value}>")
         return data, metadata
+
+
+def _label_text(label: object) -> str:
+    return "none" if label is None or pd.isna(label) or label == "" else str(label)
 
 
 def _card_metrics(card: pd.DataFrame) -> list[str]:

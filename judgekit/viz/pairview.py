@@ -63,7 +63,7 @@ def pair_card_html(
         rows = rows[rows["judge"].isin(list(judges))]
     rows = rows.assign(position=position_of(rows["verdict"], rows["order"]))
     rows = rows.sort_values(["judge", "order", "id_swap", "repeat"], kind="stable")
-    label = pair["label"]
+    label = None if pd.isna(pair["label"]) else pair["label"]
     head = [f'<div class="jk-meta">pair <code>{html.escape(str(pair_id))}</code>']
     for col in ("dataset", "task", "model_a", "model_b"):
         if col in pairs.columns and pd.notna(pair.get(col)):

@@ -5,9 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from judgekit.viz._frames import keys_of, wide_frame
 from judgekit.viz._theme import metric_label
-from judgekit.viz.accuracy import _band_order, _grouped, _title
+from judgekit.viz.shared import band_order, grouped, keys_of, title_params, wide_frame
 
 __all__ = ["robustness_bars"]
 
@@ -66,10 +65,10 @@ def robustness_bars(
     if consistency:
         tips.append(alt.Tooltip(f"{consistency}:Q", title=metric_label(consistency), format=".3f"))
     base = alt.Chart().encode(
-        y=alt.Y(f"{bias}:N", title=None, sort=_band_order(df, bias, robustness, descending=False)),
+        y=alt.Y(f"{bias}:N", title=None, sort=band_order(df, bias, robustness, descending=False)),
         tooltip=tips)
     if judge is not None:
-        base = base.encode(yOffset=_grouped(f"{judge}:N"))
+        base = base.encode(yOffset=grouped(f"{judge}:N"))
         bar_color = alt.Color(f"{judge}:N", title=judge)
     else:
         bar_color = alt.value("#0072B2")
@@ -90,4 +89,4 @@ def robustness_bars(
     height = alt.Step(12, **{"for": "offset"}) if judge else alt.Step(22)
     return alt.layer(*layers, data=df).properties(
         width=width, height=height,
-        title=_title(title, subtitle, "Robustness to perturbations"))
+        title=title_params(title, subtitle, "Robustness to perturbations"))

@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 import altair as alt
 import pandas as pd
 
-from judgekit.viz._frames import frame, keys_of, require, safe_names
 from judgekit.viz._theme import NEGATIVE, NEUTRAL, POSITIVE, metric_label
-from judgekit.viz.accuracy import _title
+from judgekit.viz.shared import frame, keys_of, require, safe_names, title_params
 
 __all__ = ["arena_scatter", "gameability_bars", "leaderboard_slope", "winrate_matrix"]
 
@@ -58,7 +57,8 @@ def leaderboard_slope(
         Column to colour lines by, instead of the direction of the change.
     labels : bool or sequence of str
         Write model names at the right end: ``True`` for as many as fit without overlapping
-        (from the top), or the names to label.
+        (from the top), or the names to label, in priority order (those that would overlap a
+        name earlier in the list are left out).
     title, subtitle, width, height
         Chart title, subtitle and size.
 
@@ -110,14 +110,23 @@ def leaderboard_slope(
         if labels is True:
             df["_label"] = _spread(df[after], lo=0.0, hi=float(df[[before, after]].max().max()),
                                    height=height)
-        else:
-            df["_label"] = df[model].isin(list(labels))
+        else:  # the names asked for, as many as fit without overlapping (first in the list first)
+            wanted = list(labels)
+            rank = df[model].map({name: k for k, name in enumerate(wanted)})
+            keep = pd.Series(False, index=df.index)
+            top = float(df[[before, after]].max().max())
+            per_px = top / max(height, 1)
+            for idx in rank.dropna().sort_values(kind="stable").index:
+                others = df.loc[keep[keep].index, after]
+                if (abs(others - df.loc[idx, after]) >= 11.0 * per_px).all():
+                    keep[idx] = True
+            df["_label"] = keep
         layers.append(base.transform_filter(
             f"datum.measure == '{after}' && datum._label").mark_text(
             align="left", dx=6, fontSize=9.5).encode(x=x, y=y, text=f"{model}:N", color=enc_color))
     return alt.layer(*layers, data=df).properties(
         width=width, height=height,
-        title=_title(title, subtitle, "Leaderboard before and after length control"))
+        title=title_params(title, subtitle, "Leaderboard before and after length control"))
 
 
 def arena_scatter(
@@ -194,7 +203,7 @@ def arena_scatter(
     return alt.layer(*layers, data=long).properties(width=width, height=height).facet(
         column=alt.Column("panel:N", title=None, sort=[panel[c] for c in y])
     ).resolve_scale(y="independent").properties(
-        title=_title(title, subtitle, "AlpacaEval against Chatbot Arena"))
+        title=title_params(title, subtitle, "AlpacaEval against Chatbot Arena"))
 
 
 def gameability_bars(
@@ -266,7 +275,7 @@ def gameability_bars(
     ).properties(width=width, height=height)
     return chart.facet(column=alt.Column("panel:N", title=None,
                                          sort=[panel_names[c] for c in value])).properties(
-        title=_title(title, subtitle, "Gameability: win rate by verbosity prompt"))
+        title=title_params(title, subtitle, "Gameability: win rate by verbosity prompt"))
 
 
 def winrate_matrix(
@@ -331,4 +340,4 @@ def winrate_matrix(
                                 alt.value("#111111"))))
     return alt.layer(*layers, data=df).properties(
         width=alt.Step(cell), height=alt.Step(cell),
-        title=_title(title, subtitle, "Predicted win rate against any baseline"))
+        title=title_params(title, subtitle, "Predicted win rate against any baseline"))

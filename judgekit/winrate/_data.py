@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgekit import _bootstrap
 from judgekit.schema import _ids, validate_judgments, validate_pairs
 
 PREFERENCES = ("auto", "prob", "verdict")
@@ -20,7 +21,8 @@ class Prepared:
     ``rows`` has columns ``model``, ``instruction``, ``pair_id``, ``y`` (P(model preferred),
     averaged over the orders and repeats judged), ``y_discrete`` (the same from verdicts only),
     ``len_model``, ``len_baseline``, ``n_judgments``. Identity pairs (baseline against itself)
-    are in ``identity`` instead.
+    are in ``identity`` instead. ``all_models`` lists every non-baseline model of the pairs, so
+    a model none of whose judgments is usable can be reported (as NaN) instead of vanishing.
     """
 
     judge: str
@@ -29,6 +31,8 @@ class Prepared:
     identity: pd.DataFrame
     n_invalid: pd.Series
     orders: pd.Series
+    all_models: tuple[str, ...] = ()
+    preference: str = "auto"
 
     @property
     def models(self) -> list[str]:
@@ -36,40 +40,55 @@ class Prepared:
 
     @property
     def instructions(self) -> pd.Index:
-        return pd.Index(sorted(self.rows["instruction"].unique()), name="instruction_id")
+        return pd.Index(pd.unique(self.rows["instruction"]), name="instruction_id").sort_values()
+
+    @property
+    def unusable(self) -> list[str]:
+        """Models of the pairs without a single usable judgment by this judge."""
+        judged = set(self.models)
+        return [m for m in self.all_models if m not in judged]
 
 
 def infer_baseline(pairs: pd.DataFrame) -> str:
     """The model that takes part in every pair (if two do, the one more often in position a)."""
-    a = pairs["model_a"].astype(str).to_numpy()
-    b = pairs["model_b"].astype(str).to_numpy()
-    candidates = set(a) | set(b)
-    every = [m for m in sorted(candidates) if bool(np.all((a == m) | (b == m)))]
+    n = len(pairs)
+    codes, names = pd.factorize(pd.concat([pairs["model_a"].astype(str), pairs["model_b"].astype(str)],
+                                          ignore_index=True))
+    a, b = codes[:n], codes[n:]
+    k = len(names)
+    appears = np.bincount(a, minlength=k) + np.bincount(b, minlength=k) - np.bincount(a[a == b], minlength=k)
+    as_a = np.bincount(a, minlength=k)
+    order = np.argsort(np.asarray(names, dtype=str), kind="stable")
+    every = [int(c) for c in order if appears[c] == n]
     if not every:
         raise ValueError(
             "cannot infer the baseline: no model takes part in every pair; pass baseline=..."
         )
-    as_a = {m: int(np.sum(a == m)) for m in every}
-    best = max(as_a.values())
-    top = [m for m, k in as_a.items() if k == best]
+    best = max(as_a[c] for c in every)
+    top = [str(names[c]) for c in every if as_a[c] == best]
     if len(top) > 1:
         raise ValueError(f"cannot infer the baseline: {top} take part in every pair equally often "
                          "as response a; pass baseline=...")
     return top[0]
 
 
+def _prompt_key(prompts: pd.Series) -> np.ndarray:
+    """``"prompt:" + sha1(prompt)[:16]``, hashed once per distinct prompt."""
+    codes, uniques = pd.factorize(prompts)
+    keys = np.array(["prompt:" + hashlib.sha1(str(s).encode()).hexdigest()[:16] for s in uniques],
+                    dtype=object)
+    return keys[codes]
+
+
 def instruction_key(pairs: pd.DataFrame) -> pd.Series:
     """``instruction_id`` where present, else a short hash of the prompt text."""
-    def by_prompt(prompts: pd.Series) -> pd.Series:
-        return prompts.map(lambda s: "prompt:" + hashlib.sha1(s.encode()).hexdigest()[:16])
-
     if "instruction_id" not in pairs.columns:
-        return by_prompt(pairs["prompt"])
-    iid = pairs["instruction_id"].astype(object)
-    missing = iid.isna()
+        return pd.Series(_prompt_key(pairs["prompt"]), index=pairs.index, name="prompt")
+    iid = pairs["instruction_id"]
+    missing = iid.isna().to_numpy()
     if missing.any():
-        iid = iid.copy()
-        iid[missing] = by_prompt(pairs.loc[missing, "prompt"])
+        iid = iid.astype(object).copy()
+        iid[missing] = _prompt_key(pairs.loc[missing, "prompt"])
     return iid.astype(str)
 
 
@@ -86,11 +105,16 @@ def prepare(
     (rows without it are invalid), ``"verdict"`` uses the verdict (tie = 1/2), ``"auto"`` uses
     ``p_a`` where present and the verdict elsewhere. Judgments are averaged over repeats and
     ID swaps within an order, then over the orders present (so both orders weigh equally).
+    The tables are handled through integer codes of their id columns (no Python loop over rows).
     """
     if preference not in PREFERENCES:
         raise ValueError(f"preference must be one of {PREFERENCES}, got {preference!r}")
     pairs = validate_pairs(pairs)
+    if pairs.empty:
+        raise ValueError("pairs: the table is empty")
     judgments = validate_judgments(judgments, pairs)
+    if judgments.empty:
+        raise ValueError("judgments: the table is empty; there is nothing to compute a win rate from")
     missing = [c for c in ("model_a", "model_b") if c not in pairs.columns]
     if missing:
         raise ValueError(
@@ -104,66 +128,75 @@ def prepare(
     if baseline is None:
         baseline = infer_baseline(pairs)
     baseline = str(baseline)
-    a_is_base = (pairs["model_a"].astype(str) == baseline).to_numpy()
-    b_is_base = (pairs["model_b"].astype(str) == baseline).to_numpy()
+    model_a, model_b = pairs["model_a"].astype(str), pairs["model_b"].astype(str)
+    a_is_base = (model_a == baseline).to_numpy(dtype=bool)
+    b_is_base = (model_b == baseline).to_numpy(dtype=bool)
     neither = ~a_is_base & ~b_is_base
     if neither.any():
         raise ValueError(
             f"pairs: every pair must involve the baseline {baseline!r} as model_a or model_b; "
             f"it is absent from {_ids(pairs, neither, 'pair_id')}. Filter those pairs out first."
         )
-    side = np.where(a_is_base & b_is_base, "identity", np.where(a_is_base, "b", "a"))
+    identity_pair = a_is_base & b_is_base
+    side = np.where(identity_pair, "identity", np.where(a_is_base, "b", "a"))
     p = pd.DataFrame({
         "pair_id": pairs["pair_id"].to_numpy(),
-        "model": np.where(a_is_base, pairs["model_b"].astype(str), pairs["model_a"].astype(str)),
+        "model": np.where(a_is_base, model_b, model_a),
         "side": side,
         "instruction": instruction_key(pairs).to_numpy(),
         "len_model": np.where(a_is_base, pairs["len_b"], pairs["len_a"]).astype(float),
         "len_baseline": np.where(a_is_base, pairs["len_a"], pairs["len_b"]).astype(float),
     })
-    j = judgments[["pair_id", "judge", "order", "verdict", "p_a"]].merge(
-        p[["pair_id", "side"]], on="pair_id", how="left"
-    )
-    verdict = j["verdict"].astype(object).to_numpy()
-    model_side = np.where(j["side"].to_numpy() == "a", "a", "b")
-    s_verdict = np.select(
-        [verdict == model_side, verdict == "tie",
-         pd.Series(verdict).isin(["a", "b"]).to_numpy() & (verdict != model_side)],
-        [1.0, 0.5, 0.0], default=np.nan,
-    )
-    p_a = j["p_a"].to_numpy(dtype=float)
-    s_prob = np.where(model_side == "a", p_a, 1.0 - p_a)
+    # every judgment as codes: its pair (row of p), order, verdict
+    pair = pd.Index(pairs["pair_id"]).get_indexer(judgments["pair_id"])
+    model_is_a = (side == "a")[pair]
+    verdict = judgments["verdict"]
+    is_a = (verdict == "a").to_numpy(dtype=bool)
+    is_b = (verdict == "b").to_numpy(dtype=bool)
+    is_tie = (verdict == "tie").to_numpy(dtype=bool)
+    s_verdict = np.where((is_a & model_is_a) | (is_b & ~model_is_a), 1.0,
+                         np.where(is_tie, 0.5, np.where(is_a | is_b, 0.0, np.nan)))
+    p_a = judgments["p_a"].to_numpy(dtype=float)
+    s_prob = np.where(model_is_a, p_a, 1.0 - p_a)
     if preference == "prob":
         s = s_prob
     elif preference == "verdict":
         s = s_verdict
     else:
         s = np.where(np.isnan(p_a), s_verdict, s_prob)
-    j = j.assign(s=s, s_discrete=s_verdict, valid=~np.isnan(s))
+    valid = ~np.isnan(s)
+    ab = (judgments["order"] == "ab").to_numpy(dtype=bool)
+    judge_code, judge_names = pd.factorize(judgments["judge"], sort=True)
+    all_models = tuple(sorted(pd.unique(p.loc[~identity_pair, "model"])))
+    p_model = p["model"].to_numpy(dtype=object)
 
     out: dict[str, Prepared] = {}
-    for judge, jj in j.groupby("judge", sort=True):
-        invalid = jj[~jj["valid"]].merge(p[["pair_id", "model"]], on="pair_id")
-        valid = jj[jj["valid"]]
-        per_order = valid.groupby(["pair_id", "order"], sort=False).agg(
-            s=("s", "mean"), s_discrete=("s_discrete", "mean"), n=("s", "size")
-        ).reset_index()
-        per_order["ab"] = per_order["order"] == "ab"
-        per_order["ba"] = per_order["order"] == "ba"
-        per_pair = per_order.groupby("pair_id", sort=False).agg(
+    for code, judge in enumerate(judge_names):
+        mine = judge_code == code
+        ok = mine & valid
+        invalid_models = pd.Series(p_model[pair[mine & ~valid]], dtype=object)
+        n_invalid = invalid_models.value_counts().sort_index().rename_axis("model")
+        per_order = pd.DataFrame({"pair": pair[ok], "ab": ab[ok], "s": s[ok],
+                                  "s_discrete": s_verdict[ok]}).groupby(["pair", "ab"], sort=False).agg(
+            s=("s", "mean"), s_discrete=("s_discrete", "mean"), n=("s", "size")).reset_index()
+        per_order["ba"] = ~per_order["ab"]
+        per_pair = per_order.groupby("pair", sort=True).agg(
             y=("s", "mean"), y_discrete=("s_discrete", "mean"), n_judgments=("n", "sum"),
             ab=("ab", "any"), ba=("ba", "any"),
-        ).reset_index()
+        )
         per_pair["orders"] = np.where(per_pair["ab"] & per_pair["ba"], "ab+ba",
                                       np.where(per_pair["ab"], "ab", "ba"))
-        per_pair = per_pair.drop(columns=["ab", "ba"])
-        rows = p.merge(per_pair, on="pair_id", how="inner")
-        identity = rows[rows["side"] == "identity"].reset_index(drop=True)
-        rows = rows[rows["side"] != "identity"].drop(columns="side").reset_index(drop=True)
-        orders = rows.groupby("model")["orders"].agg(lambda x: "/".join(sorted(set(x))))
+        rows = p.iloc[per_pair.index.to_numpy()].reset_index(drop=True)
+        for column in ("y", "y_discrete", "n_judgments", "orders"):
+            rows[column] = per_pair[column].to_numpy()
+        is_identity = (rows["side"] == "identity").to_numpy(dtype=bool)
+        identity = rows[is_identity].reset_index(drop=True)
+        rows = rows[~is_identity].drop(columns="side").reset_index(drop=True)
+        combos = rows[["model", "orders"]].drop_duplicates().sort_values(["model", "orders"])
+        orders = combos.groupby("model")["orders"].agg("/".join)
         out[str(judge)] = Prepared(
             judge=str(judge), baseline=baseline, rows=rows, identity=identity,
-            n_invalid=invalid.groupby("model").size(), orders=orders,
+            n_invalid=n_invalid, orders=orders, all_models=all_models, preference=preference,
         )
     if not out:
         raise ValueError("judgments: no judgment refers to the given pairs")
@@ -183,6 +216,6 @@ def fold_of(instructions: pd.Index | np.ndarray, n_folds: int, seed: int) -> np.
 
 
 def bootstrap_counts(n: int, n_boot: int, seed: int) -> np.ndarray:
-    """(n_boot, n) multinomial counts: how often each of n units is drawn in each resample."""
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float)
+    """(n_boot, n) counts: how often each of n instructions is drawn in each resample
+    (judgekit's one cluster bootstrap, :mod:`judgekit._bootstrap`)."""
+    return _bootstrap.counts(n, n_boot, seed)

@@ -28,6 +28,8 @@ import numpy as np
 from scipy import special
 from threadpoolctl import threadpool_limits
 
+from judgekit.exceptions import ConvergenceWarning
+
 __all__ = ["fit_joint", "fit_small", "single_threaded", "soft_log_loss"]
 
 
@@ -239,6 +241,6 @@ def fit_joint(
             converged = True
             break
     if not converged:
-        warnings.warn("the joint instruction-difficulty fit did not converge", RuntimeWarning,
-                      stacklevel=2)
+        warnings.warn(f"the joint instruction-difficulty fit did not converge in {max_iter} Newton "
+                      "steps; a larger l2 helps", ConvergenceWarning, stacklevel=2)
     return gamma, coef, converged

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from judgekit._columns import member
 from judgekit.schema import validate_judgments, validate_pairs
 from judgekit.winrate._data import prepare
 from judgekit.winrate._glm import single_threaded
@@ -106,13 +107,13 @@ def truncation_attack(
     keep = rows["y"] >= min_preference
     if max_length_ratio is not None:
         keep &= rows["len_model"] <= max_length_ratio * rows["len_baseline"]
-    kept_ids = set(rows.loc[keep, "pair_id"])
+    kept_ids = rows.loc[keep, "pair_id"]
     attacked = f"{model} (truncated)"
-    mine = pairs[pairs["pair_id"].isin(rows["pair_id"])].copy()
+    of_model = member(pairs["pair_id"], rows["pair_id"])
+    mine = pairs[of_model].copy()
     model_is_b = (mine["model_b"].astype(str) == model).to_numpy()
-    cut = ~mine["pair_id"].isin(kept_ids).to_numpy()
+    cut = ~member(mine["pair_id"], kept_ids)
     new_ids = "truncated/" + mine["pair_id"]
-    id_map = dict(zip(mine["pair_id"], new_ids))
     for side, is_side in (("a", ~model_is_b), ("b", model_is_b)):
         sel = cut & is_side
         mine.loc[sel, f"response_{side}"] = mine.loc[sel, f"response_{side}"].str.slice(0, truncate_to)
@@ -120,8 +121,8 @@ def truncation_attack(
     mine = mine.drop(columns=["len_a", "len_b"])
     mine["pair_id"] = new_ids.to_numpy()
 
-    j_kept = judgments[judgments["pair_id"].isin(kept_ids)].copy()
-    j_kept["pair_id"] = j_kept["pair_id"].map(id_map)
+    j_kept = judgments[member(judgments["pair_id"], kept_ids)].copy()
+    j_kept["pair_id"] = "truncated/" + j_kept["pair_id"]
     cut_pairs = mine[cut]
     p_model = float(truncated_preference)
     model_side = np.where(cut_pairs["model_b"].astype(str) == attacked, "b", "a")
@@ -131,10 +132,10 @@ def truncation_attack(
                             np.where(model_side == "b", "a", "b"), "tie")).astype(object),
         "p_a": np.where(model_side == "a", p_model, 1.0 - p_model),
     })
-    base_pairs = pairs[pairs["pair_id"].isin(rows["pair_id"])]
+    base_pairs = pairs[of_model]
     all_pairs = pd.concat([base_pairs, mine], ignore_index=True)
     cols = ["pair_id", "judge", "order", "repeat", "verdict", "p_a"]
-    all_j = pd.concat([judgments.loc[judgments["pair_id"].isin(rows["pair_id"]), cols],
+    all_j = pd.concat([judgments.loc[member(judgments["pair_id"], rows["pair_id"]), cols],
                        j_kept[cols], j_cut], ignore_index=True)
 
     out = []

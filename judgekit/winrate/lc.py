@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from judgekit._columns import member
+from judgekit.exceptions import ConvergenceWarning, MetricWarning
 from judgekit.winrate._data import Prepared, bootstrap_counts, fold_of, prepare
 from judgekit.winrate._glm import fit_joint, fit_small, single_threaded, soft_log_loss
 from judgekit.winrate.rates import LN_TEMPERATURE, _balanced, _normalized
@@ -32,6 +34,11 @@ L2_GRID = tuple(np.logspace(-2, 3, 11))
 JOINT_L2_GRID = tuple(np.logspace(-2, 1, 7))
 #: Default strength of the extra penalty on the length coefficient φ (Gaussian prior precision).
 LENGTH_PENALTY = 20.0
+_LC_COLUMNS = [
+    "judge", "model", "baseline", "n", "avg_length", "win_rate", "discrete_win_rate", "lc_win_rate",
+    "lc_se", "lc_ci_low", "lc_ci_high", "sem_fitted", "ln_win_rate", "lb_win_rate", "theta", "phi",
+    "psi", "length_scale", "l2", "length_penalty", "length_prior", "converged", "formula",
+]
 
 
 @dataclass(frozen=True)
@@ -214,7 +221,7 @@ def _one_judge(preps: Mapping[str, Prepared], judge: str | None) -> Prepared:
 def _design(prep: Prepared, gamma: pd.Series) -> dict[str, np.ndarray]:
     """Padded per-model arrays: X (M, n, 3) = [1, t, γ], y, w, instruction index, lengths."""
     rows = prep.rows
-    unknown = ~rows["instruction"].isin(gamma.index)
+    unknown = ~member(rows["instruction"], gamma.index)
     if unknown.any():
         missing = pd.unique(rows.loc[unknown, "instruction"])
         raise ValueError(
@@ -300,7 +307,7 @@ def _warn_unconverged(prep: Prepared, ok: np.ndarray, what: str) -> None:
     if not ok.all():
         names = [m for m, good in zip(prep.models, ok) if not good]
         warnings.warn(f"judge {prep.judge!r}: the {what} did not converge for {names}; "
-                      "a larger l2 helps", RuntimeWarning, stacklevel=3)
+                      "a larger l2 helps", ConvergenceWarning, stacklevel=3)
 
 
 def _bootstrap(
@@ -431,7 +438,9 @@ def lc_win_rates(
         probabilities, not a sampling error; kept for comparison), ``ln_win_rate`` and
         ``lb_win_rate`` (:func:`length_normalized_win_rates`, :func:`length_balanced_win_rates`),
         the fitted terms ``theta``, ``phi``, ``psi``, ``length_scale`` (sd of Δlen), ``l2``,
-        ``length_penalty``, ``length_prior``, ``converged`` and ``formula``.
+        ``length_penalty``, ``length_prior``, ``converged`` and ``formula``. A model none of
+        whose judgments is usable has a row of NaN (``n`` 0) and a
+        :class:`judgekit.exceptions.MetricWarning` names it.
 
     Notes
     -----
@@ -475,8 +484,16 @@ def lc_win_rates(
     frames = []
     with single_threaded():
         for judge, prep in preps.items():
+            missing = prep.unusable
+            if missing:
+                warnings.warn(
+                    f"lc_win_rate is NaN for judge {judge!r} and model(s) {missing}: none of their "
+                    "judgments has a usable preference", MetricWarning, stacklevel=2)
+            nan_rows = pd.DataFrame({"judge": judge, "model": missing, "baseline": prep.baseline,
+                                     "n": 0, "converged": False, "formula": FORMULA_NAME})
             if prep.rows.empty:
-                raise ValueError(f"judge {judge!r}: no model other than the baseline was judged")
+                frames.append(nan_rows)
+                continue
             if difficulty is None:
                 diff = _fit_difficulty(prep, difficulty_l2, None, n_folds, seed)
             elif isinstance(difficulty, InstructionDifficulty):
@@ -536,9 +553,11 @@ def lc_win_rates(
                 "psi": 0.0, "length_scale": np.nan, "l2": np.nan, "length_penalty": float(length_penalty),
                 "length_prior": prior, "converged": True, "formula": FORMULA_NAME,
             }
-            frames.append(pd.concat([pd.DataFrame([base]), df], ignore_index=True))
-    out = pd.concat(frames, ignore_index=True)
-    out = out.sort_values(["judge", "lc_win_rate"], ascending=[True, False], kind="stable")
+            frames.append(pd.concat([pd.DataFrame([base]), df] + ([nan_rows] if missing else []),
+                                    ignore_index=True))
+    out = pd.concat(frames, ignore_index=True).reindex(columns=_LC_COLUMNS)
+    out = out.sort_values(["judge", "lc_win_rate"], ascending=[True, False], kind="stable",
+                          na_position="last")
     return out.reset_index(drop=True)
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
+from judgekit import _bootstrap
+from judgekit.exceptions import MetricWarning
 from judgekit.winrate._data import Prepared, bootstrap_counts, prepare
 
 __all__ = ["length_balanced_win_rates", "length_normalized_win_rates", "win_rates"]
@@ -25,6 +28,24 @@ def _check_common(n_boot: int, ci: float) -> None:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
 
 
+def _nan_rows(prep: Prepared, metrics: list[str], what: str) -> list[dict]:
+    """NaN rows, with one MetricWarning, for the models without a usable judgment."""
+    missing = prep.unusable
+    if not missing:
+        return []
+    why = {"prob": "preference='prob' needs p_a, and none has one",
+           "verdict": "preference='verdict' needs a verdict, and every one is missing",
+           "auto": "every verdict is missing and there is no p_a"}[prep.preference]
+    warnings.warn(
+        f"{what} NaN for judge {prep.judge!r} and model(s) {missing}: none of their judgments "
+        f"has a usable preference ({why})", MetricWarning, stacklevel=4,
+    )
+    return [{"judge": prep.judge, "model": model, "baseline": prep.baseline, "metric": metric,
+             "estimate": np.nan, "se": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n": 0,
+             "n_invalid": int(prep.n_invalid.get(model, 0)), "orders": ""}
+            for model in missing for metric in metrics]
+
+
 def _resampled(
     prep: Prepared, stats: dict[str, Callable[[np.ndarray, pd.DataFrame], np.ndarray]],
     n_boot: int, ci: float, seed: int,
@@ -32,11 +53,16 @@ def _resampled(
     """Evaluate ``stats`` (weights (B, rows) -> values (B,)) per model on the data and on
     ``n_boot`` resamples of the instructions (the same resamples for every model)."""
     instructions = prep.instructions
-    counts = bootstrap_counts(len(instructions), n_boot, seed) if n_boot else np.zeros((0, 0))
+    counts = bootstrap_counts(len(instructions), n_boot, seed) if n_boot and len(instructions) else None
+    inst = instructions.get_indexer(prep.rows["instruction"])
     out = []
-    for model, rows in prep.rows.groupby("model", sort=True):
-        idx = instructions.get_indexer(rows["instruction"])
-        weights = np.vstack([np.ones((1, len(rows))), counts[:, idx]]) if n_boot else np.ones((1, len(rows)))
+    for model, idx in sorted(prep.rows.groupby("model", sort=True).indices.items()):
+        rows = prep.rows.iloc[idx]
+        weights = np.vstack([np.ones((1, len(rows))), counts[:, inst[idx]]]) if counts is not None \
+            else np.ones((1, len(rows)))
+        if counts is not None:
+            _bootstrap.warn_few_clusters(len(np.unique(inst[idx])), f"win rates of judge {prep.judge!r}, "
+                                         f"model {model!r}", unit="instructions", stacklevel=5)
         for metric, fn in stats.items():
             with np.errstate(invalid="ignore", divide="ignore"):
                 values = fn(weights, rows)
@@ -53,7 +79,11 @@ def _resampled(
                 "n_invalid": int(prep.n_invalid.get(model, 0)),
                 "orders": prep.orders.get(model, ""),
             })
-    return pd.DataFrame(out)
+    out += _nan_rows(prep, list(stats), " and ".join(stats) + (" are" if len(stats) > 1 else " is"))
+    frame = pd.DataFrame(out, columns=[*TIDY_COLUMNS, "n_invalid", "orders"])
+    if prep.unusable:
+        frame = frame.sort_values("model", kind="stable").reset_index(drop=True)
+    return frame
 
 
 def _mean(column: str) -> Callable[[np.ndarray, pd.DataFrame], np.ndarray]:
@@ -140,7 +170,7 @@ def win_rates(
                     "judge": prep.judge, "model": prep.baseline, "baseline": prep.baseline,
                     "metric": metric, "estimate": 100.0 * ident[col].mean(), "se": np.nan,
                     "ci_low": np.nan, "ci_high": np.nan, "n": len(ident), "n_invalid": 0,
-                    "orders": "/".join(sorted(set(ident["orders"]))),
+                    "orders": "/".join(np.sort(pd.unique(ident["orders"]).astype(str))),
                 }]))
     return pd.concat(frames, ignore_index=True)
 
@@ -274,7 +304,7 @@ def length_balanced_win_rates(
         rows = prep.rows
         longer = (rows["len_model"] > rows["len_baseline"]).groupby(rows["model"]).sum()
         shorter = (rows["len_model"] < rows["len_baseline"]).groupby(rows["model"]).sum()
-        df["n_longer"] = df["model"].map(longer).astype("int64")
-        df["n_shorter"] = df["model"].map(shorter).astype("int64")
+        df["n_longer"] = df["model"].map(longer).fillna(0).astype("int64")
+        df["n_shorter"] = df["model"].map(shorter).fillna(0).astype("int64")
         frames.append(df)
     return pd.concat(frames, ignore_index=True)

@@ -1,9 +1,11 @@
-"""Reading the tidy frames judgekit's metrics return into the shape a chart needs.
+"""What the chart builders share: reading judgekit's tidy frames, and the common chart parts.
 
-Metric functions return either a long frame (grouping columns, ``metric``, ``estimate``,
+Every module of :mod:`judgekit.viz` builds on these public helpers (and on nothing private of
+another module). Metric functions return either a long frame (grouping columns, ``metric``, ``estimate``,
 ``ci_low``, ``ci_high``, ``n``) or, for :func:`judgekit.report_card`, one wide row per group with a
 column per metric and ``<metric>_ci_low`` / ``<metric>_ci_high`` beside it. Chart builders accept
-both; these helpers only select and rename columns, they compute nothing.
+both; the frame helpers only select and rename columns, they compute nothing. The chart-part
+helpers (tooltips, grouped bars, reference lines, titles) give every builder the same look.
 """
 
 from __future__ import annotations
@@ -11,7 +13,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+import altair as alt
+import numpy as np
 import pandas as pd
+
+__all__ = [
+    "COUNT_METRICS", "GROUP_PADDING", "band_height", "band_order", "bar_mark", "frame", "grouped",
+    "has_ci", "keys_of", "metric_frame", "n_categories", "nice_bound", "ref_chart", "require",
+    "safe_names", "stat_tooltips", "title_params", "wide_frame",
+]
+
+#: Report-card metrics that are counts of judgment pairs, not shares: drawn on a count axis.
+COUNT_METRICS = frozenset({"primacy", "recency"})
 
 # Characters Vega-Lite reads as nested access or type separators inside a field name.
 _UNSAFE = re.compile(r"[.\[\]\\:\"']")
@@ -145,3 +158,72 @@ def safe_names(df: pd.DataFrame, columns: Iterable[str | None]) -> tuple[pd.Data
         mapping[column] = name
     renames = {k: v for k, v in mapping.items() if k != v}
     return (df.rename(columns=renames) if renames else df), mapping
+
+
+# ------------------------------------------------------------------ chart parts
+def stat_tooltips(keys: Sequence[str], label: str, fmt: str = ".3f") -> list[alt.Tooltip]:
+    tips = [alt.Tooltip(f"{k}:N", title=k) for k in keys]
+    tips += [
+        alt.Tooltip("estimate:Q", title=label, format=fmt),
+        alt.Tooltip("ci_low:Q", title="95% CI low", format=fmt),
+        alt.Tooltip("ci_high:Q", title="95% CI high", format=fmt),
+        alt.Tooltip("n:Q", title="n"),
+    ]
+    return tips
+
+
+def has_ci(df: pd.DataFrame) -> bool:
+    return bool(df["ci_low"].notna().any() and df["ci_high"].notna().any())
+
+
+def nice_bound(value: float) -> float:
+    """The smallest round number at least ``value`` (for symmetric axes around zero)."""
+    if not value > 0:  # also NaN
+        return 1.0
+    for step in (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0):
+        if value <= step:
+            return step
+    return float(np.ceil(value))
+
+
+def band_height(color: str | None) -> alt.Step:
+    """Height by bar: one step per band, or per bar within a band when bars are grouped."""
+    return alt.Step(20) if color is None else alt.Step(12, **{"for": "offset"})
+
+
+#: Gap between grouped bars, as a share of each bar's band.
+GROUP_PADDING = 0.15
+
+
+def grouped(channel: str, *, title: str | None = None, sort: list | None = None) -> alt.YOffset:
+    """The yOffset channel of grouped bars, with the gap between bars made by the offset scale.
+
+    Bars of grouped charts fill their offset band and the gap comes from the scale's padding: a
+    bar shrunk with ``height={"band": ...}`` is not centred where Vega-Lite draws the rule and
+    text layers on the same band, so intervals and labels drifted onto the neighbouring bar.
+    """
+    kwargs = {} if title is None else {"title": title}
+    if sort is not None:
+        kwargs["sort"] = sort
+    return alt.YOffset(channel, scale=alt.Scale(paddingInner=GROUP_PADDING), **kwargs)
+
+
+def bar_mark(grouped: bool) -> dict:
+    """Mark properties of a bar: ungrouped bars leave a gap by their height."""
+    return {} if grouped else {"height": {"band": 0.85}}
+
+
+def band_order(df: pd.DataFrame, by: str, value: str = "estimate", *, descending: bool = True) -> list:
+    """The values of ``by`` ordered by their mean ``value`` (best first when ``descending``),
+    as an explicit list every layer of the chart shares."""
+    means = df.groupby(by, sort=False)[value].mean()
+    return means.sort_values(ascending=not descending, kind="stable").index.tolist()
+
+
+def ref_chart() -> alt.Chart:
+    """A chart over one empty row, for reference lines placed by ``alt.datum`` values."""
+    return alt.Chart(alt.InlineData(values=[{}]))
+
+
+def title_params(title: str | None, subtitle: str | None, default: str) -> alt.TitleParams:
+    return alt.TitleParams(text=title if title is not None else default, subtitle=subtitle or "")

@@ -1,0 +1,701 @@
+"""``jk.audit``: every analysis the data supports, one call, with a plain-language summary."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.schema import validate_judgments, validate_pairs
+
+__all__ = ["Audit", "Finding", "Section", "audit"]
+
+#: The sections of an audit, in the order they are computed and shown.
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("data", "What was judged"),
+    ("report_card", "Report card"),
+    ("consistency", "Position consistency and preference fairness"),
+    ("stability", "Repetition stability"),
+    ("accuracy", "Agreement with human labels, position and length bias"),
+    ("win_rates", "Win rates and length-controlled win rates"),
+    ("calibration", "Calibration of the judge's probabilities"),
+)
+
+#: Thresholds of the summary's verdicts (judgekit's conventions, documented in docs/audit.md).
+THRESHOLDS: dict[str, float] = {
+    "invalid_rate": 0.05,          # more invalid answers than this: a warning
+    "pc_good": 0.90,               # position consistency at least this: trustworthy
+    "pc_bad": 0.75,                # below this: a problem
+    "rs_star_good": 0.80,          # chance-corrected repetition stability at least this
+    "rs_star_bad": 0.50,
+    "accuracy": 0.75,              # agreement with the human label (Acc_random) at least this
+    "lc_shift": 5.0,               # |LC - raw| win rate above this (points): length matters
+    "ece": 0.10,                   # expected calibration error above this: poorly calibrated
+    "p_first": 0.02,               # |mean P(first shown wins) - 0.5| at least this, CI off 0.5: a lean
+}
+
+
+@dataclass
+class Finding:
+    """One line of the summary: ``level`` "good", "warn" or "bad", about ``section``."""
+
+    level: str
+    section: str
+    text: str
+
+
+@dataclass
+class Section:
+    """One analysis: its tables and charts when the data supports it, else why not."""
+
+    key: str
+    title: str
+    status: str = "ok"               # "ok", "unsupported" or "failed"
+    reason: str = ""                 # why unsupported or failed
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    charts: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class _Unsupported(Exception):
+    """Raised by a section builder when the data cannot support it; the message says why."""
+
+
+class Audit:
+    """The result of :func:`audit`: the report card, the tables and charts of every section the
+    data supports, the reasons for those it does not, and a summary of what to trust.
+
+    Attributes
+    ----------
+    judgments, pairs : DataFrame
+        The validated tables the audit ran on (``pairs`` may be None).
+    sections : dict of str to Section
+        By key: ``data``, ``report_card``, ``consistency``, ``stability``, ``accuracy``,
+        ``win_rates``, ``calibration``.
+    findings : list of Finding
+        The summary, most serious first.
+    source : str
+        Where the data came from (a file, or "tables in memory").
+
+    Notes
+    -----
+    In Jupyter the object renders as HTML: the summary first, then each section.
+    :meth:`save` writes the same report as a standalone page with the charts as PNG files and
+    every table as CSV; :meth:`to_html` returns the page.
+    """
+
+    def __init__(self, judgments: pd.DataFrame, pairs: pd.DataFrame | None,
+                 sections: dict[str, Section], findings: list[Finding], source: str,
+                 options: dict[str, Any]):
+        self.judgments, self.pairs = judgments, pairs
+        self.sections, self.findings = sections, findings
+        self.source, self.options = source, options
+        self._png: dict[tuple[str, str], bytes] = {}
+
+    # ------------------------------------------------------------------------------ access
+    @property
+    def card(self) -> pd.DataFrame:
+        """The report card (:func:`judgekit.report_card`), one row per judge."""
+        return self.sections["report_card"].tables["report_card"]
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table, keyed ``"<section>/<name>"``."""
+        return {f"{s.key}/{name}": t for s in self.sections.values() for name, t in s.tables.items()}
+
+    @property
+    def charts(self) -> dict[str, Any]:
+        """Every chart (altair), keyed ``"<section>/<name>"``."""
+        return {f"{s.key}/{name}": c for s in self.sections.values() for name, c in s.charts.items()}
+
+    @property
+    def judges(self) -> list[str]:
+        return sorted(self.judgments["judge"].unique().tolist())
+
+    def summary(self) -> str:
+        """One line: what was audited and how many sections the data supports.
+
+        Examples
+        --------
+        >>> import judgekit as jk
+        >>> pairs, judgments, _ = jk.simulate_judgments(200, repeats=2, seed=0)
+        >>> jk.audit(judgments, pairs, n_boot=0).summary()
+        '1 judge, 200 pairs, 800 judgments: 6 of 7 sections measured; 0 problems, 2 warnings'
+        """
+        n_ok = sum(s.ok for s in self.sections.values())
+        bad = sum(f.level == "bad" for f in self.findings)
+        warn = sum(f.level == "warn" for f in self.findings)
+        n_pairs = self.judgments["pair_id"].nunique()
+        judges = len(self.judges)
+        return (f"{judges} judge{'s' if judges != 1 else ''}, {n_pairs:,} pairs, "
+                f"{len(self.judgments):,} judgments: {n_ok} of {len(self.sections)} sections "
+                f"measured; {bad} problem{'s' if bad != 1 else ''}, {warn} warning"
+                f"{'s' if warn != 1 else ''}")
+
+    def __repr__(self) -> str:
+        return f"<judgekit Audit of {self.source}: {self.summary()}>"
+
+    # ------------------------------------------------------------------------------ output
+    def png(self, section: str, name: str) -> bytes:
+        """A chart as PNG bytes (rendered once, offline, by vl-convert).
+
+        Examples
+        --------
+        >>> import judgekit as jk
+        >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+        >>> jk.audit(judgments, pairs, n_boot=0).png("consistency", "position_consistency")[:4]
+        b'\\x89PNG'
+        """
+        key = (section, name)
+        if key not in self._png:
+            from judgekit.viz import to_png
+
+            self._png[key] = to_png(self.sections[section].charts[name])
+        return self._png[key]
+
+    def to_html(self, *, standalone: bool = True, images: str = "inline") -> str:
+        """The report as HTML.
+
+        Parameters
+        ----------
+        standalone : bool
+            A whole page (True) or a fragment for a notebook.
+        images : {"inline", "files"}
+            Charts embedded as data URIs, or linked as ``charts/<section>-<name>.png`` (as
+            :meth:`save` writes them).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import judgekit as jk
+        >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+        >>> page = jk.audit(judgments, pairs, n_boot=0).to_html()
+        >>> page.startswith("<!DOCTYPE html>"), "<script" in page
+        (True, False)
+        """
+        from judgekit.auditing.html import render
+
+        return render(self, standalone=standalone, images=images)
+
+    def _repr_html_(self) -> str:
+        return self.to_html(standalone=False, images="inline")
+
+    def save(self, directory: str | Path, *, progress: bool = False) -> Path:
+        """Write the report: ``index.html`` (a standalone page that needs no network and runs
+        no script), ``charts/*.png`` and ``tables/*.csv``.
+
+        Parameters
+        ----------
+        directory : str or Path
+            Created when needed; files of an earlier report there are replaced.
+        progress : bool
+            Show a progress bar while the charts render.
+
+        Returns
+        -------
+        Path
+            The page, ``<directory>/index.html``.
+
+        Examples
+        --------
+        >>> import tempfile, judgekit as jk
+        >>> pairs, judgments, _ = jk.simulate_judgments(100, seed=0)
+        >>> page = jk.audit(judgments, pairs, n_boot=0).save(tempfile.mkdtemp())
+        >>> page.name, sorted(p.name for p in (page.parent / "tables").iterdir())[:2]
+        ('index.html', ['accuracy-accuracy.csv', 'accuracy-length_bias.csv'])
+        """
+        from judgekit.auditing.html import chart_file, table_file
+
+        out = Path(directory)
+        (out / "charts").mkdir(parents=True, exist_ok=True)
+        (out / "tables").mkdir(parents=True, exist_ok=True)
+        for stale in [*(out / "charts").glob("*.png"), *(out / "tables").glob("*.csv")]:
+            stale.unlink()
+        charts = [(s.key, name) for s in self.sections.values() for name in s.charts]
+        for key, name in _progress(charts, progress, "charts"):
+            (out / chart_file(key, name)).write_bytes(self.png(key, name))
+        for s in self.sections.values():
+            for name, table in s.tables.items():
+                table.to_csv(out / table_file(s.key, name), index=False)
+        page = out / "index.html"
+        page.write_text(self.to_html(standalone=True, images="files"), encoding="utf-8")
+        return page
+
+
+def _progress(items: list, enabled: bool, what: str):
+    if not enabled:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=f"audit: {what}", unit=what.rstrip("s"), leave=False)
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+def _fmt(x: float, digits: int = 2) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _ci(row: pd.Series, digits: int = 2) -> str:
+    lo, hi = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
+    if pd.isna(lo) or pd.isna(hi):
+        return ""
+    return f" (95% CI {_fmt(lo, digits)} to {_fmt(hi, digits)})"
+
+
+def _excludes_zero(row: pd.Series) -> bool:
+    lo, hi = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
+    return bool(pd.notna(lo) and pd.notna(hi) and (lo > 0 or hi < 0))
+
+
+def _who(judge: str, many: bool) -> str:
+    """The subject of a finding: the judge's name when there are several."""
+    return f"{judge} " if many else "The judge "
+
+
+def _both_orders(j: pd.DataFrame) -> int:
+    """Pairs a judge saw in both orders with a valid verdict in each."""
+    valid = j[j["verdict"].notna()]
+    per = valid.groupby(["judge", "pair_id"])["order"].nunique()
+    return int((per == 2).sum())
+
+
+def _repeated(j: pd.DataFrame) -> int:
+    """Requests asked more than once."""
+    counts = j.groupby(["judge", "pair_id", "order", "id_swap"]).size()
+    return int((counts > 1).sum())
+
+
+def _boot(n_boot: int | None, seed: int = 0) -> dict[str, int]:
+    """The uncertainty options passed on: the function's default resamples unless given."""
+    return {"seed": seed} if n_boot is None else {"n_boot": n_boot, "seed": seed}
+
+
+# ---------------------------------------------------------------------------------- sections
+
+def _data_section(j: pd.DataFrame, p: pd.DataFrame | None, s: Section) -> None:
+    rows = []
+    for judge, d in j.groupby("judge", sort=True):
+        orders = d.groupby("pair_id")["order"].nunique()
+        rows.append({
+            "judge": judge, "pairs": int(d["pair_id"].nunique()), "judgments": len(d),
+            "pairs_in_both_orders": int((orders == 2).sum()),
+            "repeats_per_request": int(d.groupby(["pair_id", "order", "id_swap"]).size().max()),
+            "invalid_share": float(d["verdict"].isna().mean()),
+            "tie_share": float((d["verdict"] == "tie").mean()),
+            "with_probability": float(d["p_a"].notna().mean()),
+        })
+    s.tables["overview"] = pd.DataFrame(rows)
+    if p is None:
+        s.notes.append("No pairs table: analyses that need the texts, labels or models are skipped.")
+    else:
+        labelled = int(p["label"].isin(["a", "b"]).sum())
+        models = sorted(set(p.get("model_a", pd.Series(dtype=object)).dropna()) |
+                        set(p.get("model_b", pd.Series(dtype=object)).dropna()))
+        s.notes.append(f"{len(p):,} pairs; {labelled:,} with a human label a or b; "
+                       f"{len(models)} model{'s' if len(models) != 1 else ''} named.")
+
+
+def _card_section(j, p, s, boot, findings, many):
+    import judgekit as jk
+
+    card = _quiet(s, lambda: jk.report_card(j, p, **boot))
+    s.tables["report_card"] = card
+    limit = THRESHOLDS["invalid_rate"]
+    for _, row in card.iterrows():
+        rate = row["invalid_rate"]
+        if pd.notna(rate):
+            level = "warn" if rate > limit else "good"
+            text = (f"gave a usable verdict in every one of {int(row['n_judgments']):,} answers"
+                    if rate == 0 else f"gave no usable verdict in {rate:.1%} of its answers"
+                    + (f" (more than {limit:.0%})" if rate > limit else ""))
+            findings.append(Finding(level, "report_card", _who(row["judge"], many) + text))
+
+
+def _consistency_section(j, p, s, boot, findings, many):
+    import judgekit as jk
+
+    n = _both_orders(j)
+    if n == 0:
+        shown = j["order"].value_counts().to_dict()
+        raise _Unsupported(
+            "every pair was judged in one order only (" + ", ".join(f"{k}: {v:,}" for k, v in
+                                                          sorted(shown.items()))
+            + "); position consistency needs the same pair judged with the responses swapped")
+    pc = _quiet(s, lambda: jk.position_consistency(j, p, **boot))
+    pf = _quiet(s, lambda: jk.preference_fairness(j, p, **boot))
+    s.tables["position_consistency"] = pc
+    s.tables["preference_fairness"] = pf
+    from judgekit import viz
+
+    s.charts["position_consistency"] = viz.accuracy_bars(pc, "position_consistency",
+                                                         reference=1.0, reference_label="consistent")
+    s.charts["preference_fairness"] = viz.bias_bars(pf, "preference_fairness")
+    for _, row in pc.iterrows():
+        est = row["estimate"]
+        if pd.isna(est):
+            continue
+        level = ("good" if est >= THRESHOLDS["pc_good"] else
+                 "bad" if est < THRESHOLDS["pc_bad"] else "warn")
+        findings.append(Finding(level, "consistency",
+                                f"{_who(row['judge'], many)}keeps its verdict when the two responses swap "
+                                f"places in {est:.0%} of {int(row['n']):,} swapped comparisons{_ci(row)}"))
+    fair = pf[pf["metric"] == "preference_fairness"]
+    for _, row in fair.iterrows():
+        if _excludes_zero(row):
+            side = "second (recency)" if row["estimate"] > 0 else "first (primacy)"
+            findings.append(Finding("warn", "consistency",
+                                    f"{_who(row['judge'], many)}favours the {side} position when it "
+                                    f"changes its verdict: preference fairness {row['estimate']:+.2f}"
+                                    f"{_ci(row)}"))
+
+
+def _stability_section(j, p, s, boot, findings, many):
+    import judgekit as jk
+
+    if _repeated(j) == 0:
+        raise _Unsupported("no request was repeated (every pair and order has one judgment); "
+                           "repetition stability needs the identical request asked at least twice")
+    rs = _quiet(s, lambda: jk.repetition_stability(j, p, **boot))
+    s.tables["repetition_stability"] = rs
+    from judgekit import viz
+
+    star_rows = rs[rs["metric"] == "repetition_stability_star"]
+    low = float(np.nanmin(star_rows[["estimate", "ci_low"]].to_numpy(dtype=float), initial=0.0))
+    s.charts["repetition_stability"] = viz.accuracy_bars(
+        rs, "repetition_stability_star", domain=(min(-0.1, low), 1.0), reference=0.0,
+        reference_label="chance")
+    star = rs[rs["metric"] == "repetition_stability_star"].set_index("judge")
+    raw = rs[rs["metric"] == "repetition_stability"].set_index("judge")
+    for judge, row in star.iterrows():
+        est = row["estimate"]
+        if pd.isna(est):
+            continue
+        level = ("good" if est >= THRESHOLDS["rs_star_good"] else
+                 "bad" if est < THRESHOLDS["rs_star_bad"] else "warn")
+        findings.append(Finding(level, "stability",
+                                f"{_who(judge, many)}gives its most common answer to an identical "
+                                f"request {raw.loc[judge, 'estimate']:.0%} of the time; chance-corrected "
+                                f"repetition stability RS* {est:.2f}{_ci(row)}"))
+
+
+def _accuracy_section(j, p, s, boot, findings, many):
+    import judgekit as jk
+
+    if p is None:
+        raise _Unsupported("no pairs table, so no human labels: pass pairs= with a 'label' column")
+    labelled = set(p.loc[p["label"].isin(["a", "b"]), "pair_id"])
+    if not labelled:
+        raise _Unsupported("no pair has a human label 'a' or 'b' (the 'label' column is missing or "
+                           "empty); accuracy and de-noised bias need labels")
+    if not j["pair_id"].isin(labelled).any():
+        raise _Unsupported("none of the judged pairs has a human label 'a' or 'b'")
+    acc = _quiet(s, lambda: jk.accuracy(j, p, **boot))
+    pb = _quiet(s, lambda: jk.position_bias(j, p, **boot))
+    lb = _quiet(s, lambda: jk.length_bias(j, p, **boot))
+    s.tables.update(accuracy=acc, position_bias=pb, length_bias=lb)
+    from judgekit import viz
+
+    s.charts["accuracy"] = viz.accuracy_bars(acc, "acc_random")
+    s.charts["position_bias"] = viz.bias_bars(pb, "position_bias")
+    s.charts["length_bias"] = viz.bias_bars(lb, "length_bias")
+    metric = "acc_random" if (acc["metric"] == "acc_random").any() else acc["metric"].iloc[0]
+    for _, row in acc[acc["metric"] == metric].iterrows():
+        if pd.notna(row["estimate"]):
+            level = "good" if row["estimate"] >= THRESHOLDS["accuracy"] else "warn"
+            findings.append(Finding(level, "accuracy",
+                                    f"{_who(row['judge'], many)}agrees with the human label in "
+                                    f"{row['estimate']:.0%} of {int(row['n']):,} labelled pairs, averaged over the "
+                                    f"orders shown{_ci(row)}"))
+    for frame, what, pos, neg in ((pb, "position_bias", "the first position", "the second position"),
+                                  (lb, "length_bias", "longer answers", "shorter answers")):
+        for _, row in frame[frame["metric"] == what].iterrows():
+            if _excludes_zero(row):
+                side = pos if row["estimate"] > 0 else neg
+                label = "position bias" if what == "position_bias" else "length bias"
+                findings.append(Finding("warn", "accuracy",
+                                        f"{_who(row['judge'], many)}favours {side}: de-noised {label} "
+                                        f"{row['estimate']:+.2f}{_ci(row)}"))
+            elif pd.notna(row["estimate"]):
+                label = "position bias" if what == "position_bias" else "length bias"
+                findings.append(Finding("good", "accuracy",
+                                        f"{_who(row['judge'], many)}shows no {label}: "
+                                        f"{row['estimate']:+.2f}{_ci(row)}"))
+
+
+def _win_rate_section(j, p, s, boot, lcb, baseline, findings, many):
+    import judgekit as jk
+    from judgekit.winrate._data import infer_baseline
+
+    if p is None:
+        raise _Unsupported("no pairs table, so no models: pass pairs= with 'model_a' and 'model_b'")
+    missing = [c for c in ("model_a", "model_b") if c not in p.columns]
+    if missing:
+        raise _Unsupported(f"the pairs do not say which model wrote each response (no "
+                           f"{' or '.join(repr(c) for c in missing)} column)")
+    judged = p[p["pair_id"].isin(j["pair_id"])]
+    if judged[["model_a", "model_b"]].isna().any(axis=None):
+        raise _Unsupported("some judged pairs do not name both models")
+    if baseline is None:
+        try:
+            baseline = infer_baseline(judged)
+        except ValueError:
+            raise _Unsupported("no single model takes part in every pair (a head-to-head "
+                               "tournament, not a leaderboard against a baseline); pass baseline= "
+                               "and keep the pairs with it") from None
+    wr = _quiet(s, lambda: jk.win_rates(j, judged, baseline=baseline, **boot))
+    s.tables["win_rates"] = wr
+    try:
+        lc = _quiet(s, lambda: jk.lc_win_rates(j, judged, baseline=baseline, **lcb))
+    except (ValueError, np.linalg.LinAlgError) as err:
+        s.notes.append(f"Length-controlled win rates could not be fitted: {err}")
+        lc = None
+    from judgekit import viz
+
+    if lc is not None:
+        s.tables["lc_win_rates"] = lc
+        s.charts["leaderboard"] = viz.leaderboard_slope(lc, height=max(220, 26 * lc["model"].nunique()))
+        models = lc[lc["model"] != lc["baseline"]]
+        for judge, d in models.groupby("judge"):
+            shift = (d["lc_win_rate"] - d["win_rate"])
+            worst = d.loc[shift.abs().idxmax()]
+            gap = float(worst["lc_win_rate"] - worst["win_rate"])
+            if abs(gap) > THRESHOLDS["lc_shift"]:
+                findings.append(Finding("warn", "win_rates",
+                                        f"{_who(judge, many)}is swayed by length: {worst['model']}'s win "
+                                        f"rate against {baseline} is {worst['win_rate']:.1f}% raw, "
+                                        f"{worst['lc_win_rate']:.1f}% length-controlled"))
+            else:
+                findings.append(Finding("good", "win_rates",
+                                        f"{_who(judge, many)}is not swayed by length: controlling for it "
+                                        f"moves no win rate by more than {abs(gap):.1f} points ({len(d)} "
+                                        f"model{'s' if len(d) != 1 else ''} against {baseline})"))
+    else:
+        rates = wr[wr["metric"] == "win_rate"]
+        s.charts["win_rates"] = viz.accuracy_bars(rates.assign(estimate=rates["estimate"] / 100,
+                                                               ci_low=rates["ci_low"] / 100,
+                                                               ci_high=rates["ci_high"] / 100),
+                                                  None, by="model", title="Win rate against "
+                                                  + str(baseline))
+
+
+def _calibration_section(j, p, s, boot, findings, many):
+    import judgekit as jk
+
+    with_p = j[j["p_a"].notna()]
+    if with_p.empty:
+        raise _Unsupported("no judgment has a probability (p_a is missing everywhere: the judge's "
+                           "verdict-token logprobs were not recorded)")
+    cluster = None
+    if p is not None and "instruction_id" in p.columns and p["instruction_id"].notna().all():
+        # every model shares an instruction's shown order (as in AlpacaEval): resample instructions
+        ids = p.set_index("pair_id")["instruction_id"]
+        with_p = with_p.assign(instruction_id=with_p["pair_id"].map(ids).to_numpy())
+        cluster = "instruction_id"
+        s.notes.append("Intervals resample instructions (all pairs of an instruction together).")
+    summary = _quiet(s, lambda: jk.first_position_summary(with_p, cluster=cluster, **boot))
+    reliability = _quiet(s, lambda: jk.first_position_reliability(with_p))
+    s.tables["first_position_summary"] = summary
+    s.tables["reliability"] = reliability
+    from judgekit import viz
+
+    s.charts["reliability"] = viz.reliability_diagram(
+        reliability, predicted="mean_predicted", observed="estimate", n="n",
+        color="judge" if with_p["judge"].nunique() > 1 else None,
+        title="Reliability of P(first shown wins)")
+    if len(with_p) < len(j):
+        s.notes.append(f"{len(j) - len(with_p):,} of {len(j):,} judgments have no probability and "
+                       "are left out here.")
+    for judge, d in summary.groupby("judge"):
+        d = d.set_index("metric")
+        mean = d.loc["mean_p_first"]
+        lean = mean["estimate"] - 0.5
+        off_half = pd.notna(mean["ci_low"]) and (mean["ci_low"] > 0.5 or mean["ci_high"] < 0.5)
+        if off_half and abs(lean) >= THRESHOLDS["p_first"]:
+            side = "first" if lean > 0 else "second"
+            findings.append(Finding("warn", "calibration",
+                                    f"{_who(judge, many)}leans to the {side}-shown response in its "
+                                    f"probabilities: on average it gives the first-shown response "
+                                    f"P = {mean['estimate']:.2f} of winning{_ci(mean)}, where 0.5 "
+                                    "means no preference when the order is random"))
+        ece = d.loc["ece", "estimate"]
+        if pd.notna(ece):
+            level = "warn" if ece > THRESHOLDS["ece"] else "good"
+            findings.append(Finding(level, "calibration",
+                                    f"{_who(judge, many)}gives probabilities that match its own verdicts "
+                                    f"to {ece:.3f} on average (expected calibration error)"))
+
+
+def _quiet(s: Section, fn: Callable[[], Any]) -> Any:
+    """Run a metric; its MetricWarnings (an estimate that broke down for some group) become
+    notes of the section, shown in the report; other warnings pass through."""
+    from judgekit.exceptions import MetricWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MetricWarning)
+        out = fn()
+    for w in caught:
+        if issubclass(w.category, MetricWarning):
+            if str(w.message) not in s.notes:
+                s.notes.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return out
+
+
+# ------------------------------------------------------------------------------------- entry
+
+def _prepare(judgments: Any, pairs: Any, judge: str | None, fmt: str, read_options: dict
+             ) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
+    from judgekit.data.read_auto import read_any
+    from judgekit.data.read_table import split_tables
+
+    source = "tables in memory"
+    if read_options and not isinstance(judgments, (str, Path)):
+        raise TypeError(f"reader options {sorted(read_options)} apply to a file, not to a table")
+    if isinstance(judgments, (str, Path)):
+        source = str(judgments)
+        found_pairs, judgments = read_any(judgments, fmt, **read_options)
+        if pairs is None:
+            pairs = found_pairs
+    if not isinstance(judgments, pd.DataFrame):
+        raise TypeError(f"judgments must be a DataFrame or a file path, got {type(judgments).__name__}")
+    if isinstance(pairs, (str, Path)):
+        pairs = _read_pairs(pairs)
+    found_pairs, judgments = split_tables(judgments, judge=judge, name="judgments")
+    if pairs is None:
+        pairs = found_pairs
+    if pairs is not None:
+        pairs = validate_pairs(pairs)
+    judgments = validate_judgments(judgments, pairs)
+    return judgments, pairs, source
+
+
+def _read_pairs(path: str | Path) -> pd.DataFrame:
+    from judgekit.data.read_table import _load
+
+    frame, name = _load(path, {})
+    return validate_pairs(frame, name=name)
+
+
+def audit(
+    judgments: pd.DataFrame | str | Path,
+    pairs: pd.DataFrame | str | Path | None = None,
+    *,
+    judge: str | None = None,
+    baseline: str | None = None,
+    n_boot: int | None = None,
+    lc_boot: int | None = None,
+    seed: int = 0,
+    progress: bool = False,
+    source: str | None = None,
+    format: str = "auto",
+    **read_options: Any,
+) -> Audit:
+    """Audit a judge: every analysis its judgments support, in one call.
+
+    Parameters
+    ----------
+    judgments : DataFrame, str or Path
+        A judgments table (:func:`judgekit.validate_judgments`), optionally with the pairs'
+        columns on every row (``prompt``, ``response_a``, ``response_b``, ``label``, ...; see
+        :func:`judgekit.split_tables`), or a file in any format :func:`judgekit.read_any` reads.
+    pairs : DataFrame, str or Path, optional
+        The pairs table (or a file with it). Without it, the analyses that need texts, labels
+        or models say so.
+    judge : str, optional
+        The judge's name when the judgments have no ``judge`` column.
+    baseline : str, optional
+        The reference model of the win rates (inferred when one model is in every pair).
+    n_boot : int, optional
+        Bootstrap resamples of the metrics' intervals (default: each function's own default;
+        0 skips the intervals).
+    lc_boot : int, optional
+        Bootstrap resamples of the length-controlled win rates (default: that of
+        :func:`judgekit.lc_win_rates`).
+    seed : int
+        Seeds every bootstrap (each function's default is 0).
+    progress : bool
+        Show a progress bar over the sections.
+    source : str, optional
+        What to call the data in the report (default: the file, or "tables in memory").
+    format : str, default "auto"
+        For a file: its format (:func:`judgekit.read_any`).
+    **read_options
+        For a file: passed to its reader (e.g. ``single_as_pairs=True`` for MT-Bench grades,
+        ``columns={...}`` for a table).
+
+    Returns
+    -------
+    Audit
+        The report card, each section's tables and charts (or why the data cannot support it)
+        and the summary; renders as HTML in Jupyter; :meth:`Audit.save` writes the report.
+
+    Notes
+    -----
+    Sections and what each needs: ``consistency`` (position consistency and preference
+    fairness: pairs judged in both orders), ``stability`` (repetition stability: repeated
+    requests), ``accuracy`` (accuracy, de-noised position and length bias: human labels),
+    ``win_rates`` (raw and length-controlled win rates: ``model_a``/``model_b`` with one
+    baseline in every pair), ``calibration`` (reliability of the judge's probability of the
+    first-shown response: ``p_a``). The report card (:func:`judgekit.report_card`) is always
+    computed; metrics the data cannot support are NaN in it. Every number comes from the public
+    functions with their defaults; the summary's thresholds are in :data:`THRESHOLDS`.
+
+    Examples
+    --------
+    >>> import pandas as pd, judgekit as jk
+    >>> rows = pd.DataFrame({"pair_id": ["p1", "p1", "p2", "p2"], "prompt": ["2+2?"] * 2 + ["Hi"] * 2,
+    ...                      "response_a": ["4"] * 2 + ["Hello"] * 2, "response_b": ["5"] * 2 + ["Yo"] * 2,
+    ...                      "order": ["ab", "ba"] * 2, "verdict": ["a", "a", "a", "b"]})
+    >>> report = jk.audit(rows, n_boot=0)
+    >>> report.summary()
+    '1 judge, 2 pairs, 4 judgments: 3 of 7 sections measured; 1 problem, 0 warnings'
+    >>> print(report.sections["stability"].reason)
+    no request was repeated (every pair and order has one judgment); repetition stability needs the identical request asked at least twice
+    """
+    judgments, pairs, where = _prepare(judgments, pairs, judge, format, read_options)
+    source = source or where
+    many = judgments["judge"].nunique() > 1
+    sections = {key: Section(key, title) for key, title in SECTIONS}
+    findings: list[Finding] = []
+    boot, lcb = _boot(n_boot, seed), _boot(lc_boot, seed)
+    builders: dict[str, Callable[[Section], None]] = {
+        "data": lambda s: _data_section(judgments, pairs, s),
+        "report_card": lambda s: _card_section(judgments, pairs, s, boot, findings, many),
+        "consistency": lambda s: _consistency_section(judgments, pairs, s, boot, findings, many),
+        "stability": lambda s: _stability_section(judgments, pairs, s, boot, findings, many),
+        "accuracy": lambda s: _accuracy_section(judgments, pairs, s, boot, findings, many),
+        "win_rates": lambda s: _win_rate_section(judgments, pairs, s, boot, lcb, baseline,
+                                                 findings, many),
+        "calibration": lambda s: _calibration_section(judgments, pairs, s, boot, findings, many),
+    }
+    for key in _progress(list(builders), progress, "sections"):
+        s = sections[key]
+        try:
+            builders[key](s)
+        except _Unsupported as why:
+            s.status, s.reason = "unsupported", str(why)
+            s.tables.clear()
+            s.charts.clear()
+        except (ValueError, np.linalg.LinAlgError, ZeroDivisionError) as err:
+            s.status, s.reason = "failed", f"{type(err).__name__}: {err}"
+            s.tables.clear()
+            s.charts.clear()
+    order = {"bad": 0, "warn": 1, "good": 2}
+    findings.sort(key=lambda f: (order.get(f.level, 3), [k for k, _ in SECTIONS].index(f.section)))
+    options = {"n_boot": n_boot, "lc_boot": lc_boot, "baseline": baseline, "seed": seed}
+    return Audit(judgments, pairs, sections, findings, source, options)

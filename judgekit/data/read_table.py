@@ -1,0 +1,284 @@
+"""Read judgments exported from any pipeline (CSV, TSV, JSON, JSON lines, parquet) as judgekit's
+two tables, with a column mapping."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgekit.data.readers import _read
+from judgekit.schema import (
+    JUDGMENT_REQUIRED,
+    PAIR_OPTIONAL,
+    PAIR_REQUIRED,
+    validate_judgments,
+    validate_pairs,
+)
+
+__all__ = ["read_judgments", "split_tables"]
+
+#: File suffixes :func:`read_judgments` reads (each also gzip-compressed, with ``.gz``).
+SUFFIXES: dict[str, str] = {
+    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".json": "json",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet",
+}
+#: Columns read as text whatever they look like (ids such as "007" stay as written).
+_TEXT_COLUMNS = ("pair_id", "judge", "order", "verdict", "label", "model_a", "model_b",
+                 "instruction_id", "dataset", "task", "model", "template", "prompt",
+                 "response_a", "response_b", "reference", "raw", "error")
+_PAIR_SIDE = (*PAIR_REQUIRED, "label", *PAIR_OPTIONAL)
+_LOWERED = ("order", "verdict", "label")
+
+
+def _suffix(path: Path) -> tuple[str, bool]:
+    name = path.name.lower()
+    gz = name.endswith(".gz")
+    stem = name[:-3] if gz else name
+    return Path(stem).suffix, gz
+
+
+def _records_frame(records: object, path: Path) -> pd.DataFrame:
+    if isinstance(records, list):
+        if records and not all(isinstance(r, dict) for r in records):
+            raise ValueError(f"{path}: expected a JSON list of objects (one per row)")
+        return pd.DataFrame.from_records(records)
+    if isinstance(records, dict) and records and all(isinstance(v, list) for v in records.values()):
+        return pd.DataFrame(records)
+    raise ValueError(f"{path}: expected a JSON list of rows, or an object of equal-length columns")
+
+
+def _read_file(path: Path, dtype: dict[str, type]) -> pd.DataFrame:
+    suffix, _ = _suffix(path)
+    kind = SUFFIXES.get(suffix)
+    if kind is None:
+        raise ValueError(f"{path}: cannot tell the format from {suffix or 'no suffix'!r}; judgekit "
+                         f"reads {', '.join(sorted(SUFFIXES))} (each optionally .gz)")
+    data = _read(path)
+    if kind in ("csv", "tsv"):
+        try:
+            return pd.read_csv(io.BytesIO(data), sep="," if kind == "csv" else "\t", dtype=dtype,
+                               keep_default_na=False, na_values=[""])
+        except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
+            raise ValueError(f"{path}: not a readable {kind.upper()} file ({err})") from None
+    if kind == "parquet":
+        try:
+            return pd.read_parquet(io.BytesIO(data))
+        except Exception as err:  # pyarrow raises its own error classes
+            raise ValueError(f"{path}: not a readable parquet file ({err})") from None
+    text = data.decode("utf-8-sig", errors="replace")
+    if kind == "json":
+        try:
+            return _records_frame(json.loads(text), path)
+        except ValueError as err:
+            if "expected" in str(err):
+                raise
+            raise ValueError(f"{path}: not valid JSON ({err})") from None
+    rows = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError as err:
+                raise ValueError(f"{path}, line {i}: not valid JSON ({err})") from None
+    return _records_frame(rows, path)
+
+
+def _pair_id(df: pd.DataFrame) -> pd.Series:
+    joined = df["prompt"].astype(str) + "\x1f" + df["response_a"].astype(str) + "\x1f" + \
+        df["response_b"].astype(str)
+    return joined.map(lambda s: "pair-" + hashlib.sha256(s.encode("utf-8")).hexdigest()[:12])
+
+
+def split_tables(
+    table: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    name: str = "table",
+) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """Split one table with a row per judgment (and, optionally, the pair's texts on each row)
+    into judgekit's pairs and judgments.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Judgment columns (``pair_id``, ``judge``, ``order``, ``verdict``, optionally ``repeat``,
+        ``p_a``, ...) and, optionally, the pair columns (``prompt``, ``response_a``,
+        ``response_b``, ``label``, ``model_a``, ...), repeated on every row of a pair.
+    judge : str, optional
+        The judge's name when the table has no ``judge`` column (default ``"judge"``).
+    name : str
+        What to call the table in error messages (e.g. the file).
+
+    Returns
+    -------
+    pairs : DataFrame or None
+        One row per ``pair_id`` when the table has the pair texts, else None.
+    judgments : DataFrame
+        The remaining columns; ``judge`` filled in when absent, and ``repeat`` numbered 0, 1, ...
+        in table order when absent and the same (pair, judge, order) occurs more than once.
+
+    Raises
+    ------
+    ValueError
+        When a pair's texts differ between its rows (naming the pair and column), or when the
+        required columns are missing (naming them).
+
+    Notes
+    -----
+    ``order``, ``verdict`` and ``label`` are compared in lower case with spaces stripped ("A" is
+    "a"). Without a ``pair_id`` column, a pair is identified by its three texts
+    (``pair-<hash>``).
+
+    Examples
+    --------
+    >>> import pandas as pd, judgekit as jk
+    >>> rows = pd.DataFrame({"pair_id": ["p1", "p1"], "prompt": "2+2?", "response_a": "4",
+    ...                      "response_b": "5", "order": ["ab", "ba"], "verdict": ["A", "a"]})
+    >>> pairs, judgments = jk.split_tables(rows, judge="mine")
+    >>> pairs[["pair_id", "prompt"]].to_dict("records")
+    [{'pair_id': 'p1', 'prompt': '2+2?'}]
+    >>> judgments[["pair_id", "judge", "order", "verdict"]].to_dict("records")
+    [{'pair_id': 'p1', 'judge': 'mine', 'order': 'ab', 'verdict': 'a'}, {'pair_id': 'p1', 'judge': 'mine', 'order': 'ba', 'verdict': 'a'}]
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"{name} must be a pandas DataFrame, got {type(table).__name__}")
+    df = table.reset_index(drop=True) if not isinstance(table.index, pd.RangeIndex) else table.copy()
+    for column in _LOWERED:
+        if column in df.columns and not pd.api.types.is_numeric_dtype(df[column].dtype):
+            values = df[column]
+            df[column] = values.where(values.isna(), values.astype(str).str.strip().str.lower())
+    has_texts = all(c in df.columns for c in ("prompt", "response_a", "response_b"))
+    if "pair_id" not in df.columns and has_texts:
+        df.insert(0, "pair_id", _pair_id(df))
+    if "judge" not in df.columns:
+        df["judge"] = judge or "judge"
+    missing = [c for c in JUDGMENT_REQUIRED if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"{name} is missing column{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(c) for c in missing)}: a judgments table needs "
+            f"{', '.join(JUDGMENT_REQUIRED)} (judge may be given as judge=; pair_id is made from "
+            f"the texts when prompt, response_a and response_b are there). It has {list(df.columns)}")
+    pairs = None
+    if has_texts:
+        pair_cols = [c for c in _PAIR_SIDE if c in df.columns]
+        if df["pair_id"].isna().any():
+            raise ValueError(f"{name}: column 'pair_id' is missing in "
+                             f"{int(df['pair_id'].isna().sum())} rows")
+        df["pair_id"] = df["pair_id"].astype(str)
+        grouped = df.groupby("pair_id", sort=False)[pair_cols[1:]]
+        varying = grouped.nunique(dropna=False)
+        bad = varying.columns[(varying > 1).any()].tolist()
+        if bad:
+            column = bad[0]
+            ids = varying.index[varying[column] > 1][:5].tolist()
+            raise ValueError(
+                f"{name}: column {column!r} differs between rows of the same pair "
+                f"({', '.join(map(str, ids))}); a pair's texts and labels must be the same on "
+                "each of its judgments")
+        pairs = df.drop_duplicates("pair_id")[pair_cols].reset_index(drop=True)
+        df = df.drop(columns=[c for c in pair_cols if c != "pair_id"])
+    if "repeat" not in df.columns:
+        key = ["pair_id", "judge", "order", *(["id_swap"] if "id_swap" in df.columns else [])]
+        counts = df.groupby(key, sort=False, dropna=False).cumcount()
+        if len(counts) and counts.max() > 0:
+            df["repeat"] = counts.to_numpy(dtype=np.int64)
+    return pairs, df
+
+
+def read_judgments(
+    path: str | Path | pd.DataFrame,
+    columns: Mapping[str, str] | None = None,
+    *,
+    judge: str | None = None,
+    pairs: str | Path | pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """Read judgments exported from your own pipeline: CSV, TSV, JSON, JSON lines or parquet.
+
+    Parameters
+    ----------
+    path : str, Path or DataFrame
+        The file (``.csv``, ``.tsv``, ``.json`` (a list of rows, or an object of columns),
+        ``.jsonl``, ``.parquet``; each optionally ``.gz``), or a table already in memory.
+    columns : mapping, optional
+        Your column names to judgekit's, e.g. ``{"question": "prompt", "answer_1":
+        "response_a", "answer_2": "response_b", "winner": "verdict"}``. Columns not named keep
+        their names.
+    judge : str, optional
+        The judge's name when there is no ``judge`` column (default: the file's name without
+        its suffix, or "judge" for a table).
+    pairs : str, Path or DataFrame, optional
+        A separate pairs table (file or frame, read with the same ``columns``) when the
+        judgments do not carry the texts.
+
+    Returns
+    -------
+    pairs : DataFrame or None
+        Validated pairs (from ``pairs``, or from the texts on the judgment rows; see
+        :func:`split_tables`); None when neither has them.
+    judgments : DataFrame
+        Validated judgments (:func:`judgekit.validate_judgments` fills ``repeat``, ``p_a`` and
+        ``id_swap`` when absent).
+
+    Raises
+    ------
+    ValueError
+        Naming the file: an unknown suffix, a file that cannot be parsed, a mapped column that
+        is not in the file, a missing required column, or a value the validators refuse.
+    FileNotFoundError
+        When the file does not exist.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import judgekit as jk
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "my_judge.csv"
+    >>> _ = f.write_text("id,question,answer_1,answer_2,order,winner\\n"
+    ...                  "1,2+2?,4,5,ab,A\\n1,2+2?,4,5,ba,B\\n")
+    >>> pairs, judgments = jk.read_judgments(f, columns={"id": "pair_id", "question": "prompt",
+    ...     "answer_1": "response_a", "answer_2": "response_b", "winner": "verdict"})
+    >>> judgments[["pair_id", "judge", "order", "verdict"]].to_dict("records")
+    [{'pair_id': '1', 'judge': 'my_judge', 'order': 'ab', 'verdict': 'a'}, {'pair_id': '1', 'judge': 'my_judge', 'order': 'ba', 'verdict': 'b'}]
+    """
+    columns = dict(columns or {})
+    frame, name = _load(path, columns)
+    pair_frame, pair_name = _load(pairs, columns) if pairs is not None else (None, "")
+    seen = set(frame.columns) | (set(pair_frame.columns) if pair_frame is not None else set())
+    absent = [c for c in columns if c not in seen]
+    if absent:
+        files = name + (f" and {pair_name}" if pair_frame is not None else "")
+        raise ValueError(f"{files}: columns={{...}} names {', '.join(map(repr, absent))}, which "
+                         f"{'is' if len(absent) == 1 else 'are'} not in the file; it has "
+                         f"{sorted(seen, key=str)}")
+    default_judge = judge
+    if default_judge is None and not isinstance(path, pd.DataFrame):
+        name_gz = Path(str(path)).name
+        default_judge = Path(name_gz[:-3] if name_gz.lower().endswith(".gz") else name_gz).stem
+    found_pairs, judgments = split_tables(frame.rename(columns=columns), judge=default_judge,
+                                          name=name)
+    if pair_frame is not None:
+        found_pairs = validate_pairs(pair_frame.rename(columns=columns), name=pair_name)
+    elif found_pairs is not None:
+        found_pairs = validate_pairs(found_pairs, name=f"pairs in {name}")
+    judgments = validate_judgments(judgments, found_pairs, name=name)
+    return found_pairs, judgments
+
+
+def _load(source: str | Path | pd.DataFrame, columns: dict[str, str]) -> tuple[pd.DataFrame, str]:
+    if isinstance(source, pd.DataFrame):
+        frame, name = source, "the table"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} does not exist" if not path.exists()
+                                    else f"{path} is a folder, not a table file")
+        inverse = {v: k for k, v in columns.items()}
+        dtype = {inverse.get(c, c): str for c in _TEXT_COLUMNS}
+        frame, name = _read_file(path, dtype), str(path)
+    return frame, name
