@@ -4,48 +4,29 @@ Starts ``judgekit serve-sim`` in a separate process (0.5 s per completion), then
 2,000 judge requests at concurrency 64 three ways, all in this one run:
 
 1. the bare ``openai`` SDK (``AsyncOpenAI`` + a semaphore): the reference the issue quotes;
-2. ``jk.run_judges`` with a fresh SQLite cache (render, call, persist, parse, logprobs);
+2. ``jk.run_judges`` with a fresh SQLite cache (render, claim, call, persist, parse, logprobs);
 3. ``jk.run_judges`` again on the same cache: no call may reach the server.
 
-Each is reported as a ratio to the ideal time, requests x latency / concurrency. The machine is
-shared, so the numbers are noisy: compare the ratios within one run.
+1 and 2 alternate for ``--rounds`` rounds, so a change in the machine's load hits both. Each is
+reported as a ratio to the ideal time, requests x latency / concurrency, and the engine as a
+ratio to the SDK of the same round. The machine is shared, so the numbers are noisy: compare
+the ratios within one run.
 
-    python benchmarks/bench_engine.py [--requests 2000] [--latency 0.5] [--concurrency 64]
+    python benchmarks/bench_engine.py [--requests 2000] [--latency 0.5] [--concurrency 64] [--rounds 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import _serve_sim
 import openai
 
 import judgekit as jk
-
-
-def start_server(tmp: Path, latency: float, pairs) -> tuple[subprocess.Popen, str]:
-    pairs_file = tmp / "pairs.parquet"
-    pairs.to_parquet(pairs_file)
-    config = tmp / "sim.json"
-    config.write_text(json.dumps({"latency": latency, "pairs": str(pairs_file),
-                                  "judge": {"position_bias": 0.5, "seed": 1}}))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "judgekit.cli", "serve-sim", "--port", "0", "--config", str(config)],
-        stdout=subprocess.PIPE, text=True,
-    )
-    line = proc.stdout.readline()
-    if "http://" not in line:
-        proc.kill()
-        raise RuntimeError(f"serve-sim did not start: {line!r}")
-    url = line.split(" at ", 1)[1].split()[0]
-    return proc, url
 
 
 async def bare_sdk(url: str, bodies: list[dict], concurrency: int) -> float:
@@ -68,12 +49,14 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--latency", type=float, default=0.5)
     ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
 
     pairs = jk.simulate_pairs(args.requests // 2, median_length=600, seed=0)
     ideal = args.requests * args.latency / args.concurrency
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url = start_server(Path(tmp), args.latency, pairs)
+        proc, url = _serve_sim.start(Path(tmp), {"latency": args.latency,
+                                      "judge": {"position_bias": 0.5, "seed": 1}}, pairs)
         try:
             judge = jk.Judge("sim-judge", "mtbench_pair", base_url=url, seed=0)
             # warm up both paths (imports, connection pools) with a few requests
@@ -83,15 +66,16 @@ def main() -> None:
                 for row in pairs.to_dict("records") for order in ("ab", "ba")
             ][: args.requests]
 
-            sdk = asyncio.run(bare_sdk(url, bodies, args.concurrency))
-
-            cache = Path(tmp) / "cache.sqlite"
-            start = time.perf_counter()
-            j = jk.run_judges(pairs, judge, concurrency=args.concurrency, cache=cache,
-                              progress=False, timeout=60)
-            engine = time.perf_counter() - start
-            run = j.attrs["judgekit_run"]
-            assert run["called"] == args.requests and run["errors"] == 0, run
+            sdks, engines = [], []
+            for r in range(args.rounds):
+                sdks.append(asyncio.run(bare_sdk(url, bodies, args.concurrency)))
+                cache = Path(tmp) / f"cache{r}.sqlite"
+                start = time.perf_counter()
+                j = jk.run_judges(pairs, judge, concurrency=args.concurrency, cache=cache,
+                                  progress=False, timeout=60)
+                engines.append(time.perf_counter() - start)
+                run = j.attrs["judgekit_run"]
+                assert run["called"] == args.requests and run["errors"] == 0, run
 
             start = time.perf_counter()
             again = jk.run_judges(pairs, judge, concurrency=args.concurrency, cache=cache,
@@ -99,22 +83,19 @@ def main() -> None:
             rerun = time.perf_counter() - start
             rerun_calls = again.attrs["judgekit_run"]["called"]
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                out, _ = proc.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                raise
-        served = json.loads(out.strip().splitlines()[-1].split("served: ", 1)[1])
+            served = _serve_sim.stop(proc)
 
     print(f"requests {args.requests}, latency {args.latency} s, concurrency {args.concurrency}; "
           f"ideal {ideal:.2f} s")
-    print(f"bare openai SDK     {sdk:7.2f} s   ratio {sdk / ideal:5.2f}x")
-    print(f"jk.run_judges       {engine:7.2f} s   ratio {engine / ideal:5.2f}x   "
-          f"(engine / SDK {engine / sdk:4.2f})")
+    for r, (sdk, engine) in enumerate(zip(sdks, engines)):
+        print(f"round {r + 1}: bare openai SDK {sdk:7.2f} s ({sdk / ideal:4.2f}x ideal)   "
+              f"jk.run_judges {engine:7.2f} s ({engine / ideal:4.2f}x ideal)   "
+              f"engine / SDK {engine / sdk:4.2f}")
+    print(f"all rounds: engine / SDK {sum(engines) / sum(sdks):4.2f}")
     print(f"cached re-run       {rerun:7.2f} s   calls sent {rerun_calls}")
     print(f"server counted {served.get('requests', 0)} requests "
-          f"(= warm-up 8 + SDK {len(bodies)} + engine {run['called']} + re-run {rerun_calls})")
+          f"(= warm-up 8 + {args.rounds} x (SDK {len(bodies)} + engine {run['called']}) + re-run "
+          f"{rerun_calls})")
     print(f"verdicts: {j['verdict'].value_counts(dropna=False).to_dict()}, "
           f"p_a present {j['p_a'].notna().mean():.3f}")
 

@@ -27,7 +27,7 @@ from judgekit.published import published as published
 #: a subpackage gains a name) and that no name is given twice.
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "judgekit.exceptions": (
-        "CacheError", "ConvergenceWarning", "DataFileError", "JudgeConnectionError",
+        "CacheError", "CacheWarning", "ConvergenceWarning", "DataFileError", "JudgeConnectionError",
         "MetricWarning", "MissingDataWarning", "NonRandomLabelsError", "UnsafePickleError",
         "UnverifiedDataWarning",
     ),

@@ -24,6 +24,8 @@ Warnings
 - :class:`ConvergenceWarning`: an iterative fit (a GLM, NOA) stopped before converging.
 - :class:`MissingDataWarning`: some known files of a dataset were skipped.
 - :class:`UnverifiedDataWarning`: a file without a published checksum was trusted on first use.
+- :class:`CacheWarning`: a judging run returned paid answers it could not store in the judge
+  cache (a read-only cache, or a write that failed mid-run).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import pickle
 
 __all__ = [
     "CacheError",
+    "CacheWarning",
     "ConvergenceWarning",
     "DataFileError",
     "JudgeConnectionError",
@@ -79,3 +82,8 @@ class MissingDataWarning(UserWarning):
 
 class UnverifiedDataWarning(UserWarning):
     """A file without a published checksum was downloaded and trusted on first use."""
+
+
+class CacheWarning(RuntimeWarning):
+    """Paid answers were returned but not stored in the judge cache (read-only, or a write
+    failed); the message names the file and says how many."""

@@ -1,4 +1,5 @@
-"""A run killed with SIGKILL resumes from the cache; only calls in flight are paid twice."""
+"""A run killed with SIGKILL resumes from the cache; only calls in flight are paid twice, and
+their claims are taken over at once."""
 
 import os
 import signal
@@ -55,6 +56,9 @@ def test_sigkill_mid_run_then_resume_pays_only_in_flight_calls_twice(tmp_path):
                                 concurrency=4, cache=cache, progress=False)
         assert len(resumed) == 120 and resumed["error"].isna().all()
         assert resumed.attrs["judgekit_run"]["cached"] == stored
+        # the killed process's claims on its calls in flight were taken over at once (its
+        # process is gone), not after their 30 s lease
+        assert resumed.attrs["judgekit_run"]["elapsed_s"] < 15
         paid = server.paid_counts()
         assert len(paid) == 120                                   # every distinct call was made
         twice = sum(c - 1 for c in paid.values())

@@ -425,7 +425,7 @@ def test_clients_passed_in_are_used_with_their_base_url_and_key():
 
 
 def test_key_like_strings_are_scrubbed_from_error_messages_and_empty_runs_are_tables():
-    from judgekit.judging.engine import _scrub
+    from judgekit.judging.calls import scrub as _scrub
 
     msg = "Incorrect API key provided: sk-proj-abcdef****wxyz. You can find your API key at ..."
     assert "abcdef" not in _scrub(msg) and "sk-***" in _scrub(msg)
@@ -444,7 +444,7 @@ def test_retry_after_is_honoured_instead_of_the_backoff(caplog):
     import email.utils
     import time
 
-    from judgekit.judging.engine import _retry_after
+    from judgekit.judging.calls import retry_after as _retry_after
 
     assert _retry_after({"retry-after": "2"}) == 2.0
     assert _retry_after({"retry-after-ms": "150", "retry-after": "9"}) == 0.15

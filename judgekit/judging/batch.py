@@ -11,6 +11,8 @@ everything from the cache and sends nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 import json
 import os
 import time
@@ -20,65 +22,79 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.judging.cache import Cache
-from judgekit.judging.engine import (
-    BATCH_DISCOUNT,
-    Judge,
-    _as_judges,
-    _build_tasks,
-    _cost,
-    _EngineLoop,
-    _make_clients,
-    _prices,
-    _swaps,
-    run_judges,
-)
+from judgekit.exceptions import CacheError
+from judgekit.judging.cache import Cache, new_owner, open_cache
+from judgekit.judging.clients import EngineLoop, make_clients
+from judgekit.judging.config import RunConfig
+from judgekit.judging.engine import run_judges
+from judgekit.judging.judge import Judge, as_judges
+from judgekit.judging.pricing import BATCH_DISCOUNT, cost, resolve_prices
+from judgekit.judging.requests import Task, build_tasks, check_swaps
 from judgekit.schema import validate_pairs
 
 __all__ = ["collect_batch", "run_judges_batch", "submit_batch"]
 
 _DONE = {"completed", "failed", "expired", "cancelled"}
+_NOTHING = {"batch_id": None, "status": "nothing to submit", "requests": 0, "stored": 0,
+            "already_cached": 0, "failed": 0, "missing": 0}
 
 
-def _store(cache: bool | str | os.PathLike | Cache | None) -> tuple[Cache, bool]:
-    if cache is None or cache is False:
-        raise ValueError("the Batch API needs a cache to fold the results into (cache=True or a path)")
-    if isinstance(cache, Cache):
-        return cache, False
-    return (Cache() if cache is True else Cache(cache)), True
-
-
-async def _asubmit(pairs, judges, orders, repeats, id_swap, client, cache, api_key, metadata,
-                   completion_window) -> str | None:
+def _plan(pairs, judges, orders, repeats, id_swap, client) -> tuple[list[Task], str]:
+    """The requests of a run and the one endpoint a batch of them goes to."""
     pairs = validate_pairs(pairs)
-    tasks = _build_tasks(pairs, _as_judges(judges), orders, repeats, _swaps(id_swap), client)
-    endpoints = {t.endpoint for t in tasks}
+    tasks = build_tasks(pairs, as_judges(judges), orders, repeats, check_swaps(id_swap), client)
+    endpoints = {t.call.url for t in tasks}
     if len(endpoints) != 1:
-        raise ValueError(f"one batch goes to one endpoint; these judges use {sorted(endpoints)}")
-    endpoint = endpoints.pop()
-    store, owned = _store(cache)
-    clients, own_clients = _make_clients([endpoint], client, api_key, 600.0)
+        raise ValueError("one batch goes to one endpoint; these judges use "
+                         f"{sorted(t.endpoint for t in tasks)}")
+    return tasks, endpoints.pop()
+
+
+async def _asubmit(tasks: list[Task], url: str, client: Any, store: Cache, api_key: str | None,
+                   metadata: Mapping[str, str] | None, completion_window: str,
+                   pending_batches: str) -> tuple[str | None, dict[str, str]]:
+    """Submit what is neither cached, nor held by a pending batch (unless ``"send"``), nor being
+    sent by a live run; (the batch id or None, {key: pending batch id} left out)."""
+    if store.read_only:
+        raise CacheError(f"the judge cache {store.path} is open read-only; a batch must be "
+                         "recorded in a cache that can be written")
+    store.check_writable()
+    calls = {t.key: t.call for t in tasks}
+    cached = store.get_many(calls)
+    todo = {k: c for k, c in calls.items() if k not in cached}
+    held = store.pending_batches(todo) if pending_batches == "skip" else {}
+    owner = new_owner()
     try:
-        cached = store.get_many([t.key for t in tasks])
-        todo = {t.key: {"repeat": t.repeat, "body": t.body} for t in tasks if t.key not in cached}
+        # claimed while being submitted, so a live run started meanwhile leaves them alone
+        state = store.claim([k for k in todo if k not in held], owner)
+        todo = {k: c for k, c in todo.items() if state.get(k) == "mine"}
         if not todo:
-            return None
+            return None, held
         lines = [json.dumps({"custom_id": k, "method": "POST", "url": "/v1/chat/completions",
-                             "body": v["body"]}) for k, v in todo.items()]
+                             "body": c.body}) for k, c in todo.items()]
         data = ("\n".join(lines) + "\n").encode()
-        api = clients[endpoint]
-        uploaded = await api.files.create(file=("judgekit-batch.jsonl", data), purpose="batch")
-        batch = await api.batches.create(
-            input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-            completion_window=completion_window, metadata=metadata,
-        )
-        store.record_batch(batch.id, endpoint, uploaded.id, todo, batch.status)
-        return batch.id
+        async with _client(url, client, api_key) as api:
+            uploaded = await api.files.create(file=("judgekit-batch.jsonl", data), purpose="batch")
+            batch = await api.batches.create(
+                input_file_id=uploaded.id, endpoint="/v1/chat/completions",
+                completion_window=completion_window, metadata=metadata,
+            )
+        requests = {k: {"repeat": c.repeat, "body": c.body} for k, c in todo.items()}
+        store.record_batch(batch.id, next(iter(todo.values())).endpoint, uploaded.id, requests,
+                           batch.status)
+        return batch.id, held
     finally:
-        for c in own_clients:
+        store.release(owner)
+
+
+@contextlib.asynccontextmanager
+async def _client(endpoint: str, client: Any, api_key: str | None):
+    clients, owned = make_clients([endpoint], client, api_key, 600.0)
+    try:
+        yield clients[endpoint]
+    finally:
+        for c in owned:
             await c.close()
-        if owned:
-            store.close()
 
 
 def submit_batch(
@@ -93,29 +109,68 @@ def submit_batch(
     api_key: str | None = None,
     metadata: Mapping[str, str] | None = None,
     completion_window: str = "24h",
+    pending_batches: str = "skip",
 ) -> str | None:
     """Submit the requests of a :func:`~judgekit.run_judges` call that are not cached yet.
+
+    Requests recorded in a batch that was not collected yet are left out, with a warning naming
+    the batch (``pending_batches="send"`` submits them again: paid twice), and so are requests
+    a live run on the same cache is sending at that moment.
+
+    Parameters
+    ----------
+    pairs, judges, orders, repeats, id_swap, client, cache, api_key
+        As in :func:`~judgekit.run_judges` (a cache is required).
+    metadata : mapping, optional
+        Metadata of the batch.
+    completion_window : str
+        The Batch API's completion window.
+    pending_batches : {"skip", "send"}
+        Leave out requests held by batches not collected yet, or submit them again.
 
     Returns
     -------
     str or None
-        The batch id (also recorded in the cache, see ``Cache.batches()``), or None when every
-        request is already cached.
+        The batch id (also recorded in the cache, see ``Cache.batches()``), or None when there
+        is nothing to submit.
+
+    Examples
+    --------
+    >>> import judgekit as jk, tempfile, os, warnings
+    >>> pairs = jk.simulate_pairs(3, seed=0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
+    >>> with jk.SimServer(pairs=pairs, batch_delay=0.05) as url:
+    ...     judge = jk.Judge("sim", "shen_hh", base_url=url)
+    ...     first = jk.submit_batch(pairs, judge, cache=path)
+    ...     with warnings.catch_warnings(record=True) as caught:
+    ...         warnings.simplefilter("always")
+    ...         again = jk.submit_batch(pairs, judge, cache=path)   # still pending: not sent
+    >>> first.startswith("batch_"), again, "not collected yet" in str(caught[0].message)
+    (True, None, True)
     """
-    coro = _asubmit(pairs, judges, orders, repeats, id_swap, client, cache, api_key,
-                    dict(metadata) if metadata else None, completion_window)
-    return _EngineLoop.run(coro)
+    RunConfig(cache=cache, api_key=api_key, client=client, pending_batches=pending_batches)
+    tasks, url = _plan(pairs, judges, orders, repeats, id_swap, client)
+    with open_cache(cache, required=True) as store:
+        batch_id, held = EngineLoop.run(_asubmit(
+            tasks, url, client, store, api_key, dict(metadata) if metadata else None,
+            completion_window, pending_batches))
+    if held:
+        warnings.warn(
+            f"{len(held)} requests were not submitted: they are in batches not collected yet "
+            f"({', '.join(sorted(set(held.values())))}); collect them with "
+            "jk.collect_batch(batch_id), or pass pending_batches='send' to pay for them again",
+            RuntimeWarning, stacklevel=2,
+        )
+    return batch_id
 
 
-async def _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeout, prices):
-    store, owned = _store(cache)
-    try:
+async def _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeout, prices,
+                    url=None):
+    table = resolve_prices(prices)
+    with open_cache(cache, required=True) as store:
         endpoint, requests = store.batch_requests(batch_id)
-        clients, own_clients = _make_clients([endpoint], client, api_key, 600.0)
-        api = clients[endpoint]
-        table = _prices(prices)
-        start = time.monotonic()
-        try:
+        async with _client(url or endpoint, client, api_key) as api:
+            start = time.monotonic()
             while True:
                 batch = await api.batches.retrieve(batch_id)
                 store.update_batch(batch_id, status=batch.status)
@@ -135,43 +190,42 @@ async def _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeo
                     continue
                 content = await api.files.content(file_id)
                 for line in content.text.splitlines():
-                    if not line.strip():
-                        continue
-                    item = json.loads(line)
-                    key = item.get("custom_id")
-                    if key not in requests:
-                        raise ValueError(f"batch {batch_id} returned an unknown custom_id {key!r}")
-                    seen.add(key)
-                    response = item.get("response") or {}
-                    if is_error or item.get("error") or response.get("status_code") != 200:
-                        summary["failed"] += 1
-                        continue
-                    body = response.get("body") or {}
-                    usage = body.get("usage") or {}
-                    request = requests[key]
-                    model = request["body"]["model"]
-                    pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
-                    ok = bool(body.get("choices"))
-                    stored = store.put({
-                        "key": key, "endpoint": endpoint, "model": model,
-                        "repeat": request["repeat"], "request": json.dumps(request["body"], sort_keys=True),
-                        "response": json.dumps(body), "status": "ok" if ok else "paid_error",
-                        "error": None if ok else "api: response has no choices",
-                        "prompt_tokens": pt, "completion_tokens": ct,
-                        "cost_usd": _cost(model, pt or 0, ct or 0, table, BATCH_DISCOUNT),
-                        "latency_s": None, "source": "batch",
-                    })
-                    summary["stored" if stored else "already_cached"] += 1
-            summary["missing"] = len(set(requests) - seen)
-            store.update_batch(batch_id, status=batch.status,
-                               output_file_id=batch.output_file_id, collected_at=time.time())
-            return summary
-        finally:
-            for c in own_clients:
-                await c.close()
-    finally:
-        if owned:
-            store.close()
+                    if line.strip():
+                        outcome = _fold(line, is_error, batch_id, endpoint, requests, store, table)
+                        seen.add(outcome[0])
+                        summary[outcome[1]] += 1
+        summary["missing"] = len(set(requests) - seen)
+        store.update_batch(batch_id, status=batch.status,
+                           output_file_id=batch.output_file_id, collected_at=time.time())
+        return summary
+
+
+def _fold(line: str, is_error: bool, batch_id: str, endpoint: str, requests: Mapping[str, Any],
+          store: Cache, table: Mapping[str, tuple[float, float]]) -> tuple[str, str]:
+    """Store one output line of a batch; (its key, the summary count it adds to)."""
+    item = json.loads(line)
+    key = item.get("custom_id")
+    if key not in requests:
+        raise ValueError(f"batch {batch_id} returned an unknown custom_id {key!r}")
+    response = item.get("response") or {}
+    if is_error or item.get("error") or response.get("status_code") != 200:
+        return key, "failed"
+    body = response.get("body") or {}
+    usage = body.get("usage") or {}
+    request = requests[key]
+    model = request["body"]["model"]
+    pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    ok = bool(body.get("choices"))
+    stored = store.put({
+        "key": key, "endpoint": endpoint, "model": model,
+        "repeat": request["repeat"], "request": json.dumps(request["body"], sort_keys=True),
+        "response": json.dumps(body), "status": "ok" if ok else "paid_error",
+        "error": None if ok else "api: response has no choices",
+        "prompt_tokens": pt, "completion_tokens": ct,
+        "cost_usd": cost(model, pt or 0, ct or 0, table, BATCH_DISCOUNT),
+        "latency_s": None, "source": "batch",
+    })
+    return key, "stored" if stored else "already_cached"
 
 
 def collect_batch(
@@ -187,14 +241,42 @@ def collect_batch(
 ) -> dict[str, Any]:
     """Wait for a batch (unless ``wait=False``) and store its answers in the cache.
 
+    Parameters
+    ----------
+    batch_id : str or None
+        A batch recorded in the cache (``Cache.batches()``); None (what :func:`submit_batch`
+        returns when there is nothing to submit) gives a summary with nothing to collect.
+    client, cache, api_key, prices
+        As in :func:`~judgekit.run_judges`. The endpoint is the one recorded with the batch,
+        without credentials: pass ``client=`` when its URL needs them.
+    wait : bool
+        Wait until the batch ends (else look once).
+    poll_interval, timeout : float
+        Seconds between looks, and the most to wait (None: no limit).
+
     Returns
     -------
     dict
         ``batch_id, status, requests, stored, already_cached, failed, missing``. Failed and
         missing requests are not cached; :func:`~judgekit.run_judges` sends them live.
+
+    Examples
+    --------
+    >>> import judgekit as jk, tempfile, os
+    >>> pairs = jk.simulate_pairs(2, seed=0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
+    >>> with jk.SimServer(pairs=pairs, batch_delay=0.05) as url:
+    ...     batch_id = jk.submit_batch(pairs, jk.Judge("sim", "shen_hh", base_url=url), cache=path)
+    ...     summary = jk.collect_batch(batch_id, cache=path, poll_interval=0.05)
+    >>> summary["status"], summary["stored"]
+    ('completed', 4)
     """
+    if batch_id is None:   # what submit_batch returns when there was nothing to submit
+        return dict(_NOTHING)
+    if not isinstance(batch_id, str):
+        raise ValueError(f"batch_id must be a batch id (a string), got {batch_id!r}")
     coro = _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeout, prices)
-    return _EngineLoop.run(coro)
+    return EngineLoop.run(coro)
 
 
 def run_judges_batch(
@@ -212,8 +294,22 @@ def run_judges_batch(
 ) -> pd.DataFrame:
     """:func:`~judgekit.run_judges` through the Batch API: submit, wait, collect, read.
 
-    Requests that the batch did not answer are sent live by the final ``run_judges`` call;
-    ``judgments.attrs["judgekit_batch"]`` holds the batch summary.
+    Batches of an earlier call that were not collected (the notebook was closed while they ran)
+    are collected first, so their requests are not paid again. Requests that no batch answered
+    are sent live by the final ``run_judges`` call; ``judgments.attrs["judgekit_batch"]`` holds
+    the batch summary (``resumed``: the summaries of the earlier batches collected).
+
+    Parameters
+    ----------
+    pairs, judges, orders, repeats, id_swap, client, cache
+        As in :func:`~judgekit.run_judges` (a cache is required).
+    poll_interval : float
+        Seconds between looks at a running batch.
+    timeout : float, optional
+        Seconds to wait for a batch before giving up (it can be collected later).
+    **options
+        The other keywords of :func:`~judgekit.run_judges` (``api_key``, ``prices``,
+        ``budget_usd``, ...), checked before anything is submitted.
 
     Examples
     --------
@@ -226,22 +322,38 @@ def run_judges_batch(
     >>> j.attrs["judgekit_batch"]["stored"], j.attrs["judgekit_run"]["called"]
     (10, 0)
     """
-    api_key = options.get("api_key")
-    batch_id = submit_batch(pairs, judges, orders, repeats, id_swap, client, cache=cache,
-                            api_key=api_key)
-    summary = {"batch_id": None, "status": "nothing to submit", "stored": 0}
-    if batch_id is not None:
-        summary = collect_batch(batch_id, client, cache=cache, api_key=api_key,
-                                poll_interval=poll_interval, timeout=timeout,
-                                prices=options.get("prices"))
-    if summary["status"] not in ("completed", "nothing to submit") or summary.get("failed") \
-            or summary.get("missing"):
-        unanswered = summary.get("failed", 0) + summary.get("missing", 0)
-        warnings.warn(
-            f"batch {summary['batch_id']} ended '{summary['status']}' with {unanswered} requests "
-            "unanswered; run_judges now sends what is not cached live, at the full price",
-            RuntimeWarning, stacklevel=2,
-        )
-    judgments = run_judges(pairs, judges, orders, repeats, id_swap, client, cache=cache, **options)
-    judgments.attrs["judgekit_batch"] = summary
+    allowed = set(inspect.signature(run_judges).parameters) - {
+        "pairs", "judges", "orders", "repeats", "id_swap", "client", "cache"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise TypeError(f"run_judges_batch got unknown keywords {unknown}")
+    config = RunConfig.of({**options, "client": client, "cache": cache})
+    if not (isinstance(poll_interval, (int, float)) and poll_interval > 0):
+        raise ValueError(f"poll_interval must be a positive number of seconds, got {poll_interval!r}")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError(f"timeout must be None or a positive number of seconds, got {timeout!r}")
+    tasks, url = _plan(pairs, judges, orders, repeats, id_swap, client)
+    wait = {"poll_interval": poll_interval, "timeout": timeout, "prices": config.prices,
+            "url": url}
+    with open_cache(cache, required=True) as store:
+        earlier = sorted(set(store.pending_batches([t.key for t in tasks]).values()))
+        resumed = [EngineLoop.run(_acollect(b, client, store, config.api_key, True, **wait))
+                   for b in earlier]
+        batch_id, _ = EngineLoop.run(_asubmit(tasks, url, client, store, config.api_key, None,
+                                              "24h", config.pending_batches))
+        summary = dict(_NOTHING)
+        if batch_id is not None:
+            summary = EngineLoop.run(_acollect(batch_id, client, store, config.api_key, True,
+                                               **wait))
+        for done in [*resumed, summary]:
+            unanswered = done.get("failed", 0) + done.get("missing", 0)
+            if done["status"] not in ("completed", "nothing to submit") or unanswered:
+                warnings.warn(
+                    f"batch {done['batch_id']} ended '{done['status']}' with {unanswered} "
+                    "requests unanswered; run_judges now sends what is not cached live, at the "
+                    "full price", RuntimeWarning, stacklevel=2,
+                )
+        judgments = run_judges(pairs, judges, orders, repeats, id_swap, client, cache=store,
+                               **options)
+    judgments.attrs["judgekit_batch"] = {**summary, "resumed": resumed}
     return judgments

@@ -203,7 +203,7 @@ def _rewrite(
     pairs: pd.DataFrame, kind: str, model: str, *, variants: Sequence[str] | None, target: str, seed: int,
     options: dict[str, Any],
 ) -> pd.DataFrame:
-    from judgekit.judging.engine import complete
+    from judgekit.judging import complete
 
     requests = rewrite_requests(pairs, kind, variants=variants, target=target, seed=seed)
     if requests.empty:
@@ -391,7 +391,7 @@ def refine_pairs(
     >>> bool((refined["response_a"] == pairs["response_a"]).all()), bool(refined["label"].isna().all())
     (True, True)
     """
-    from judgekit.judging.engine import complete
+    from judgekit.judging import complete
 
     check_choice([side], ("a", "b"), "side")
     df = prepare(pairs)

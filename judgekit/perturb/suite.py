@@ -237,7 +237,7 @@ def bias_suite(
     True
     """
     from judgekit._env import smoke
-    from judgekit.judging.engine import Judge, run_judges
+    from judgekit.judging import Judge, run_judges
 
     if not isinstance(judge, Judge):
         raise TypeError(f"judge must be a judgekit Judge, got {type(judge).__name__}")

@@ -20,7 +20,7 @@ __all__ = ["serve_forever", "server_from_config"]
 
 #: config keys passed to SimServer as they are, with their defaults
 _PLAIN = {"latency": 0.0, "latency_jitter": 0.0, "batch_delay": 0.2, "rpm": None, "tpm": None,
-          "rate_window": 60.0}
+          "rate_window": 60.0, "rate_headers": True}
 
 
 def _load_config(config: str | Path | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -45,7 +45,7 @@ def server_from_config(config: str | Path | Mapping[str, Any] | None, *, host: s
 
     Keys: ``judge`` (SimJudge parameters) or ``judges`` (model name -> parameters), ``faults``
     (see :class:`Faults`), ``latency``, ``latency_jitter``, ``batch_delay``, ``rpm``, ``tpm``,
-    ``rate_window``, ``pairs`` (a CSV or parquet file whose labels the judge knows).
+    ``rate_window``, ``rate_headers``, ``pairs`` (a CSV or parquet file whose labels the judge knows).
 
     Examples
     --------

@@ -15,7 +15,9 @@ __all__ = ["FAULT_KINDS", "Faults"]
 #: the fault fields of :class:`Faults`, in the order their rates are stacked
 FAULT_KINDS = (
     "rate_429", "rate_500", "rate_503", "rate_timeout", "rate_drop", "rate_malformed",
-    "rate_empty_choices", "rate_missing_logprobs", "rate_truncated",
+    "rate_empty_choices", "rate_missing_logprobs", "rate_truncated", "rate_drop_paid",
+    "rate_usage_text", "rate_usage_invalid", "rate_usage_negative", "rate_reflect_key",
+    "rate_content_parts", "rate_content_null",
 )
 
 
@@ -47,8 +49,20 @@ class Faults:
         A normal answer without logprobs. Paid.
     rate_truncated : float
         The answer is cut before the verdict, ``finish_reason="length"``. Paid.
-    retry_after, stall_s : float
-        Seconds, see above.
+    rate_drop_paid : float
+        The answer is generated (paid), then the connection is closed without a reply.
+    rate_usage_text, rate_usage_invalid, rate_usage_negative : float
+        A normal answer whose ``usage`` holds numbers written as text, is not an object
+        (``"n/a"``), or holds a negative prompt count. Paid.
+    rate_reflect_key : float
+        A normal answer whose text ends with the request's ``Authorization`` header, as a
+        debugging proxy might reflect it. Paid.
+    rate_content_parts, rate_content_null : float
+        A normal answer whose message content is a list of text parts, or null. Paid.
+    retry_after : float or str
+        ``Retry-After`` of the injected 429s: seconds, or any text (``"inf"``, an HTTP date).
+    stall_s : float
+        Seconds a stalled answer is held back.
     seed : int
         Seeds the choice of faulty attempts.
 
@@ -73,7 +87,14 @@ class Faults:
     rate_empty_choices: float = 0.0
     rate_missing_logprobs: float = 0.0
     rate_truncated: float = 0.0
-    retry_after: float = 0.05
+    rate_drop_paid: float = 0.0
+    rate_usage_text: float = 0.0
+    rate_usage_invalid: float = 0.0
+    rate_usage_negative: float = 0.0
+    rate_reflect_key: float = 0.0
+    rate_content_parts: float = 0.0
+    rate_content_null: float = 0.0
+    retry_after: float | str = 0.05
     stall_s: float = 5.0
     seed: int = 0
 
@@ -81,6 +102,12 @@ class Faults:
         rates = [getattr(self, k) for k in FAULT_KINDS]
         if any(not 0.0 <= r <= 1.0 for r in rates) or sum(rates) > 1.0:
             raise ValueError(f"fault rates must be in [0, 1] and sum to at most 1, got {rates}")
+
+    @property
+    def retry_after_header(self) -> str:
+        """The ``Retry-After`` header value of an injected 429."""
+        value = self.retry_after
+        return value if isinstance(value, str) else f"{value:g}"
 
     def pick(self, digest: bytes, attempt: int) -> str | None:
         """The fault of this attempt (``"429"``, ``"drop"``, ...), or None.

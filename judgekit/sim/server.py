@@ -74,6 +74,9 @@ class SimServer:
         ``retry-after-ms``): the seconds until enough of the window frees for it to fit.
     rate_window : float
         Length of the rate-limit window in seconds (60: per minute; shorter in tests).
+    rate_headers : bool
+        Send the ``x-ratelimit-*`` headers (False: a server that only answers 429, to test
+        clients that must learn the limits from the refusals).
     host, port : str, int
         Where to listen; port 0 picks a free port.
 
@@ -140,6 +143,7 @@ class SimServer:
         rpm: int | None = None,
         tpm: int | None = None,
         rate_window: float = 60.0,
+        rate_headers: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -155,6 +159,7 @@ class SimServer:
             raise ValueError("latency and latency_jitter must be >= 0")
         self.faults = faults if isinstance(faults, Faults) else Faults(**dict(faults or {}))
         self.limiter = RateLimiter(rpm, tpm, rate_window)
+        self.rate_headers = bool(rate_headers)
         extra = [get_template(t) for t in templates]
         self.handlers = list(handlers)
         self.host, self._port = host, int(port)
@@ -223,7 +228,9 @@ class SimServer:
         from the ``rpm``/``tpm`` limiter, of which ``rate_limited_requests`` and
         ``rate_limited_tokens`` exceeded each limit (a request can exceed both) and
         ``rate_limited_too_large`` can never fit; ``fault_<kind>`` per injected fault (``fault_429``
-        ...); ``rejected``: requests answered 400; ``batch_requests``: batch lines answered.
+        ...); ``rejected``: requests answered 400; ``batch_requests``: batch lines answered;
+        ``billed_prompt_tokens`` / ``billed_completion_tokens``: the true usage of the paid chat
+        answers (whatever the answer then says or whether it arrives), to price what was billed.
         """
         return self._counters.events()
 
@@ -347,7 +354,7 @@ class SimServer:
         if self.limiter.active:
             cost = count_prompt_tokens(body["messages"]) + completion_budget(body)
             admission = self.limiter.admit(cost)
-            headers = admission.headers
+            headers = admission.headers if self.rate_headers else {}
             if not admission.admitted:
                 return self._rate_limited(admission, cost)
         attempt = self._attempts[digest]
@@ -356,7 +363,7 @@ class SimServer:
         if fault == "429":
             count("fault_429")
             return error_response(429, "simulated rate limit", "rate_limit_error",
-                                  headers={**headers, "Retry-After": f"{self.faults.retry_after:g}"})
+                                  headers={**headers, "Retry-After": self.faults.retry_after_header})
         if fault in ("500", "503"):
             count(f"fault_{fault}")
             return error_response(int(fault), "simulated server error", "server_error", headers)
@@ -373,7 +380,14 @@ class SimServer:
             return error_response(400, str(exc), headers=headers)
         if delay:
             await asyncio.sleep(delay)
-        self._counters.paid(digest.hex())
+        self._counters.paid(digest.hex(), payload["usage"])
+        if fault == "drop_paid":
+            count("fault_drop_paid")
+            request.transport.close()
+            return web.Response(status=204)
+        if fault is not None and fault.startswith(("usage_", "reflect_", "content_")):
+            count(f"fault_{fault}")
+            _distort(payload, fault, auth)
         if fault == "timeout":
             count("fault_timeout")
             await asyncio.sleep(self.faults.stall_s)
@@ -392,7 +406,7 @@ class SimServer:
         count("rate_limited")
         for which in admission.limited_by:
             count(f"rate_limited_{which}")
-        headers = dict(admission.headers)
+        headers = dict(admission.headers) if self.rate_headers else {}
         if admission.too_large:
             count("rate_limited_too_large")
             return error_response(
@@ -412,3 +426,21 @@ class SimServer:
         return error_response(
             429, f"Rate limit reached ({'; '.join(limits)}). Please try again in {wait_ms / 1000:.3f}s.",
             kind, headers, code="rate_limit_exceeded")
+
+
+def _distort(payload: dict, fault: str, auth: str) -> None:
+    """Give a paid answer the odd shape of fault ``fault`` (see :class:`Faults`)."""
+    message = payload["choices"][0]["message"]
+    usage = payload["usage"]
+    if fault == "usage_text":
+        payload["usage"] = {k: str(v) for k, v in usage.items()}
+    elif fault == "usage_invalid":
+        payload["usage"] = "n/a"
+    elif fault == "usage_negative":
+        payload["usage"] = {**usage, "prompt_tokens": -10_000_000, "total_tokens": -10_000_000}
+    elif fault == "reflect_key":
+        message["content"] += f" (debug: authorization={auth})"
+    elif fault == "content_parts":
+        message["content"] = [{"type": "text", "text": message["content"]}]
+    elif fault == "content_null":
+        message["content"] = None

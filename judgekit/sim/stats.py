@@ -26,11 +26,13 @@ class Counters:
         with self._lock:
             self._events[key] += n
 
-    def paid(self, digest_hex: str) -> None:
-        """One paid answer to the body with this sha256."""
+    def paid(self, digest_hex: str, usage: dict | None = None) -> None:
+        """One paid answer to the body with this sha256, billed ``usage`` (the true counts)."""
         with self._lock:
             self._events["paid"] += 1
             self._paid[digest_hex] += 1
+            for kind in ("prompt", "completion"):
+                self._events[f"billed_{kind}_tokens"] += int((usage or {}).get(f"{kind}_tokens", 0))
 
     def credential(self, digest_hex: str) -> None:
         with self._lock:

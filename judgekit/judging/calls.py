@@ -1,0 +1,305 @@
+"""One call over HTTP: pace it, send it, retry what was not paid, and turn the answer into a
+cache row.
+
+Failures are sorted by what they may have cost:
+
+- **not sent** (no connection could be made, the request could not be written, no free
+  connection in time): retried; connection failures also count towards stopping the run when an
+  endpoint cannot be reached at all (:class:`~judgekit.exceptions.JudgeConnectionError`);
+- **refused** (429, 5xx and the other retryable statuses): retried after ``Retry-After`` when the
+  server gives one (at most ``backoff_max`` seconds: a longer wait ends the call as an error),
+  else after an exponential backoff with full jitter;
+- **may have been billed** (the request reached the server and no answer came: a read timeout, a
+  connection dropped while waiting): charged at its upper bound against the budget, which must
+  cover the next attempt before it is made, and reported;
+- **paid but unusable** (malformed JSON, no choices): a ``paid_error`` row, recorded, not retried.
+
+Every error message and stored answer is scrubbed of the keys the call used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from judgekit.exceptions import JudgeConnectionError
+from judgekit.judging.budget import Reservation
+from judgekit.judging.limits import EndpointLimits
+from judgekit.judging.pricing import cost
+from judgekit.judging.requests import Call
+from judgekit.judging.secrets import scrub, scrub_known
+
+__all__ = ["Endpoint", "Sender", "answer_row", "retry_after", "row", "usage_tokens"]
+
+log = logging.getLogger("judgekit.engine")
+
+RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+#: 429 codes that waiting does not cure
+_FINAL_429 = {"insufficient_quota", "request_too_large", "billing_hard_limit_reached"}
+_NOT_SENT = {"ConnectError", "ConnectTimeout", "PoolTimeout", "WriteError", "WriteTimeout",
+             "UnsupportedProtocol", "LocalProtocolError", "InvalidURL"}
+_CONNECT = {"ConnectError", "ConnectTimeout"}
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds the server asks to wait (``retry-after-ms``, or ``Retry-After`` as seconds or an
+    HTTP date); None when absent or unreadable, ``inf`` for an infinite wait.
+
+    Examples
+    --------
+    >>> retry_after({"retry-after": "2"}), retry_after({"retry-after": "inf"})
+    (2.0, inf)
+    >>> retry_after({"retry-after": "nan"}), retry_after({"retry-after": "-5"})
+    (None, 0.0)
+    """
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / scale
+        except ValueError:
+            seconds = _http_date(value) if scale == 1.0 else None
+        if seconds is not None and not math.isnan(seconds):
+            return max(seconds, 0.0)
+    return None
+
+
+def _http_date(value: str) -> float | None:
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return None if when is None else when.timestamp() - time.time()
+
+
+def _message(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and inner.get("message"):
+            return str(inner["message"])[:300]
+    return str(exc)[:300]
+
+
+def _cause(exc: BaseException) -> tuple[str, str]:
+    """(class name, text) of the transport error behind an SDK error."""
+    cause = exc.__cause__ or exc
+    names = [c.__name__ for c in type(cause).__mro__]
+    name = next((n for n in names if n in _NOT_SENT), names[0])
+    return name, f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+
+
+def usage_tokens(usage: Any) -> tuple[int | None, int | None]:
+    """(prompt, completion) tokens of an answer's ``usage``, each None unless a whole number
+    >= 0 (numbers written as text are read; anything else is not trusted).
+
+    Examples
+    --------
+    >>> usage_tokens({"prompt_tokens": "12", "completion_tokens": 3})
+    (12, 3)
+    >>> usage_tokens({"prompt_tokens": -10_000_000, "completion_tokens": 0}), usage_tokens("n/a")
+    ((None, 0), (None, None))
+    """
+    if not isinstance(usage, Mapping):
+        return None, None
+
+    def whole(value: Any) -> int | None:
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, str):
+            value = value.strip()
+            return int(value) if value.isdigit() else None
+        if isinstance(value, int):
+            return value if value >= 0 else None
+        if isinstance(value, float) and math.isfinite(value) and value >= 0 and value.is_integer():
+            return int(value)
+        return None
+
+    return whole(usage.get("prompt_tokens")), whole(usage.get("completion_tokens"))
+
+
+@dataclass
+class Endpoint:
+    """What a run knows about one endpoint: its client, the keys to scrub, its pacing, and
+    whether it can be reached."""
+
+    client: Any
+    secrets: list[str]
+    limits: EndpointLimits
+    calls: int = 0
+    connected: bool = False
+    failures_in_row: int = 0
+    unreachable: set[str] = field(default_factory=set)
+
+
+class Sender:
+    """Sends calls (with retries) and counts into ``report``; sets :attr:`abort` when an
+    endpoint cannot be reached, after which no call is sent or retried."""
+
+    def __init__(self, *, endpoints: Mapping[str, Endpoint], timeout: float, max_retries: int,
+                 backoff_base: float, backoff_max: float,
+                 prices: Mapping[str, tuple[float, float]], report: dict[str, Any]) -> None:
+        self.endpoints, self.timeout, self.max_retries = endpoints, timeout, max_retries
+        self.backoff_base, self.backoff_max = backoff_base, backoff_max
+        self.prices, self.report = prices, report
+        self.abort: JudgeConnectionError | None = None
+
+    async def send(self, call: Call, money: Reservation) -> dict[str, Any]:
+        """The row of one call: ``ok``, ``paid_error`` (paid, unusable) or ``error`` (not paid,
+        or not known to be)."""
+        import openai
+
+        where = self.endpoints[call.url]
+        client, secrets = where.client, where.secrets
+        body = dict(call.body)
+        model, messages = body.pop("model"), body.pop("messages")
+        attempt = 0
+        self.report["called"] += 1
+        where.calls += 1
+        while True:
+            if self.abort is not None:
+                return row(call, "error", attempts=attempt,
+                           error=f"api: not sent: the run stopped ({self.abort.args[0][:200]})")
+            ticket = await where.limits.acquire(call.body)
+            t0 = time.perf_counter()
+            wait: float | None = None
+            try:
+                raw = await client.chat.completions.with_raw_response.create(
+                    model=model, messages=messages, extra_body=body or None
+                )
+                text = raw.http_response.text
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                kind, cause = _cause(exc)
+                reached = kind not in _NOT_SENT
+                where.limits.failed(ticket, reached=reached)
+                last = scrub(f"timed out after {self.timeout:g} s" if kind == "ReadTimeout"
+                             else f"connection error ({cause})", secrets)
+                if reached:  # the endpoint may have billed it
+                    self._maybe_billed(kind, money)
+                    if not await money.renew():
+                        return row(call, "error", attempts=attempt + 1,
+                                   error=f"api: {last}; not retried: the budget cannot cover "
+                                         "another attempt")
+                elif kind in _CONNECT:
+                    self._connect_failed(call, where, attempt, last)
+            except openai.APIStatusError as exc:
+                self._reached(where)
+                status = exc.status_code
+                headers = exc.response.headers if exc.response is not None else None
+                last = scrub(f"HTTP {status}: {_message(exc)}", secrets)
+                code = str(getattr(exc, "code", None) or getattr(exc, "type", None) or "")
+                if status == 429:
+                    self.report["rate_limited"] += 1
+                    wait = retry_after(headers)
+                    where.limits.refused(ticket, wait, getattr(exc, "type", None), headers)
+                else:
+                    where.limits.answered(ticket, None, headers)
+                if status not in RETRY_STATUS or code in _FINAL_429:
+                    return row(call, "error", error=f"api: {last}", attempts=attempt + 1)
+                if wait is not None and wait > self.backoff_max:
+                    self.report["retry_after_too_long"] += 1
+                    return row(call, "error", attempts=attempt + 1,
+                               error=f"api: {last}; the server asks to retry after {wait:g} s, "
+                                     f"more than backoff_max={self.backoff_max:g} s: not retried")
+            except openai.OpenAIError as exc:  # any other client-side failure: recorded, not retried
+                where.limits.failed(ticket, reached=False)
+                message = scrub(f"{type(exc).__name__}: {exc}", secrets)
+                return row(call, "error", error=f"api: {message}", attempts=attempt + 1)
+            else:
+                self._reached(where)
+                out = answer_row(call, scrub_known(text, secrets), time.perf_counter() - t0,
+                                 attempt + 1, self.prices)
+                where.limits.answered(ticket, out["prompt_tokens"], raw.http_response.headers)
+                return out
+            attempt += 1
+            if attempt > self.max_retries:
+                self.report["gave_up"] += 1
+                return row(call, "error", attempts=attempt,
+                           error=f"api: gave up after {attempt} attempts; last: {last}")
+            self.report["retries"] += 1
+            if wait is not None:
+                delay = wait + random.uniform(0.0, 0.1 * wait + 0.01)
+            else:
+                delay = random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)))
+            log.debug("retrying a call in %.2f s after: %s", delay, last)
+            await asyncio.sleep(delay)
+
+    def _maybe_billed(self, kind: str, money: Reservation) -> None:
+        key = "abandoned_timeouts" if kind == "ReadTimeout" else "dropped_connections"
+        self.report[key] += 1
+        self.report["unconfirmed_usd"] += money.upper
+
+    def _reached(self, where: Endpoint) -> None:
+        where.connected, where.failures_in_row = True, 0
+
+    def _connect_failed(self, call: Call, where: Endpoint, attempt: int, last: str) -> None:
+        """Stop the run when an endpoint cannot be reached: the first calls to it each failed to
+        connect twice, or, after it had answered, twice ``concurrency`` (at least 8) attempts in
+        a row failed."""
+        where.failures_in_row += 1
+        if where.connected:
+            if where.failures_in_row < max(8, 2 * where.limits.max_cap):
+                return
+            reason = f"it stopped accepting connections after answering ({where.failures_in_row} " \
+                     "attempts in a row failed)"
+        else:
+            if attempt >= 1:
+                where.unreachable.add(call.key)
+            if len(where.unreachable) < min(3, where.calls):
+                return
+            reason = f"the first {len(where.unreachable)} calls each failed to connect twice"
+        if self.abort is None:
+            self.abort = JudgeConnectionError(
+                f"cannot reach the judge endpoint {call.endpoint}: {reason}; last error: {last}. "
+                "Check the judge's base_url (or OPENAI_BASE_URL), the network and the server; "
+                "answers already received are in the cache, so a re-run resumes")
+
+
+def row(call: Call, status: str, *, response: str | None = None, error: str | None = None,
+        prompt_tokens: int | None = None, completion_tokens: int | None = None,
+        cost: float = float("nan"), latency: float | None = None, attempts: int = 1) -> dict:
+    """A cache row for ``call`` (see :class:`~judgekit.judging.cache.Cache`)."""
+    return {
+        "key": call.key, "endpoint": call.endpoint, "model": call.body["model"],
+        "repeat": call.repeat, "request": json.dumps(call.body, sort_keys=True),
+        "response": response, "status": status, "error": error,
+        "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+        "cost_usd": cost, "latency_s": latency, "source": "live", "created_at": time.time(),
+        "attempts": attempts,
+    }
+
+
+def answer_row(call: Call, text: str, latency: float, attempts: int,
+               prices: Mapping[str, tuple[float, float]]) -> dict:
+    """The row of an HTTP 200 answer: ``ok``, or ``paid_error`` when it is unusable. Its cost is
+    NaN when the usage is missing or not believable (then the budget charges the upper bound)."""
+    try:
+        payload = json.loads(text)
+        if not isinstance(payload, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        return row(call, "paid_error", response=text, latency=latency, attempts=attempts,
+                   error=f"api: malformed JSON response ({len(text)} bytes)")
+    pt, ct = usage_tokens(payload.get("usage"))
+    value = cost(call.body["model"], pt, ct, prices) if pt is not None and ct is not None \
+        else float("nan")
+    common = {"response": text, "prompt_tokens": pt, "completion_tokens": ct, "cost": value,
+              "latency": latency, "attempts": attempts}
+    choices = payload.get("choices")
+    if not choices:
+        return row(call, "paid_error", error="api: response has no choices", **common)
+    first = choices[0] if isinstance(choices, list) else None
+    if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
+        return row(call, "paid_error", error="api: response has no message in choices[0]", **common)
+    return row(call, "ok", **common)

@@ -1,0 +1,114 @@
+"""Clients and the engine's event loop.
+
+One ``openai.AsyncOpenAI`` per endpoint, with the SDK's own retries off (the engine retries), and
+one background event loop on which every synchronous entry point runs its coroutine, so the same
+call works from a script and from a notebook whose loop is already running.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Coroutine, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+from judgekit._aioloop import BackgroundLoop
+from judgekit.judging.secrets import public_endpoint, split_userinfo
+
+__all__ = ["CONNECT_TIMEOUT", "EngineLoop", "Progress", "is_loopback", "make_clients"]
+
+#: seconds a connection may take to open
+CONNECT_TIMEOUT = 10.0
+
+T = TypeVar("T")
+
+
+def is_loopback(url: str) -> bool:
+    """True for a URL on this machine (localhost, 127.x, ::1)."""
+    host = urlparse(url).hostname or ""
+    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
+
+
+def make_clients(urls: Iterable[str], client: Any, api_key: str | None,
+                 timeout: float) -> tuple[dict[str, Any], list[Any]]:
+    """One AsyncOpenAI per URL (retries off: the engine retries), and the ones to close.
+
+    The key is ``api_key``, else the passed-in client's, else ``OPENAI_API_KEY``; a loopback
+    endpoint needs none. Connecting may take at most ``CONNECT_TIMEOUT`` seconds (or
+    ``timeout`` when shorter), so an unreachable host is found out quickly.
+    """
+    import openai
+
+    limit = openai.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
+    clients, owned = {}, []
+    for endpoint in sorted(set(urls)):
+        if isinstance(client, openai.AsyncOpenAI):
+            same = str(client.base_url).rstrip("/") == endpoint
+            c = client.with_options(max_retries=0, timeout=limit,
+                                    **({} if same else {"base_url": endpoint}))
+        else:
+            key = api_key
+            if key is None and client is not None:
+                key = getattr(client, "api_key", None)
+            if key is None:
+                key = os.environ.get("OPENAI_API_KEY")
+            if key is None:
+                if is_loopback(endpoint):
+                    key = "judgekit-local"
+                else:
+                    raise ValueError(
+                        f"no API key for {public_endpoint(endpoint)}: set OPENAI_API_KEY, pass "
+                        "api_key=..., or pass client=openai.AsyncOpenAI(...)"
+                    )
+            kwargs = {}
+            if client is not None:
+                for name in ("organization", "project"):
+                    if getattr(client, name, None):
+                        kwargs[name] = getattr(client, name)
+            bare, auth = split_userinfo(endpoint)
+            if auth is not None:   # basic auth, so the URL the HTTP library logs holds no password
+                kwargs["http_client"] = openai.DefaultAsyncHttpxClient(auth=auth)
+            c = openai.AsyncOpenAI(base_url=bare, api_key=key, max_retries=0, timeout=limit,
+                                   **kwargs)
+            owned.append(c)
+        clients[endpoint] = c
+    return clients, owned
+
+
+@dataclass
+class Progress:
+    """Calls to make and calls made, read by the progress bar from another thread."""
+
+    total: int = 0
+    done: int = 0
+
+
+class EngineLoop:
+    """One background event loop for all engine runs (started on first use)."""
+
+    _loop = BackgroundLoop("judgekit-engine")
+
+    @classmethod
+    def run(cls, coro: Coroutine[Any, Any, T], progress: Progress | None = None,
+            show: bool = False, desc: str = "") -> T:
+        """Run ``coro`` on the engine's loop and wait for it, drawing a progress bar if ``show``."""
+        bar = None
+
+        def refresh() -> None:
+            nonlocal bar
+            if show and progress is not None and progress.total:
+                if bar is None:
+                    from tqdm.auto import tqdm
+
+                    bar = tqdm(total=progress.total, desc=desc, unit="call")
+                bar.n = progress.done
+                bar.refresh()
+
+        try:
+            return cls._loop.run(coro, poll=refresh)
+        finally:
+            if bar is not None:
+                bar.n = progress.done
+                bar.refresh()
+                bar.close()

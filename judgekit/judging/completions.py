@@ -1,0 +1,214 @@
+"""Cached, concurrent chat completions for calls that are not judgments (e.g. LLM rewrites),
+through the same engine as :func:`~judgekit.run_judges`."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.judging.clients import Progress
+from judgekit.judging.config import RunConfig
+from judgekit.judging.engine import run_judges
+from judgekit.judging.requests import Call, endpoint_of
+from judgekit.judging.responses import message_text
+from judgekit.judging.runner import adrive, bind, drive, run_calls
+
+__all__ = ["acomplete", "complete"]
+
+_COLUMNS = ["id", "repeat", "text", "error", "finish_reason", "prompt_tokens",
+            "completion_tokens", "cost_usd", "latency_s", "cached", "request_key"]
+
+
+@dataclass
+class CompletionJob:
+    """A checked completion run: one call per prompt and repeat, and its settings."""
+
+    index: list[tuple[str, int, str]]
+    calls: list[Call]
+    config: RunConfig
+
+    @classmethod
+    def prepare(cls, values: Mapping[str, Any]) -> CompletionJob:
+        """Check every argument of :func:`complete` and build every request."""
+        config = RunConfig.of(values)
+        ids, conversations = _prompts(values["prompts"], values["system"])
+        repeats, model = values["repeats"], values["model"]
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"model must be a non-empty string, got {model!r}")
+        if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+            raise ValueError(f"repeats must be an integer >= 1, got {repeats}")
+        url = endpoint_of(values["base_url"], config.client)
+        calls, index = [], []
+        for pid, messages in zip(ids, conversations):
+            for k in range(int(repeats)):
+                body = {"model": model, "messages": messages,
+                        "temperature": values["temperature"], "max_tokens": values["max_tokens"],
+                        **(values["extra"] or {})}
+                if values["seed"] is not None:
+                    body["seed"] = int(values["seed"]) + k
+                call = Call.make(url, body, k)
+                calls.append(call)
+                index.append((pid, k, call.key))
+        return cls(index, calls, config)
+
+    async def run(self, progress: Progress) -> pd.DataFrame:
+        results, report = await run_calls(self.config, self.calls, progress)
+        rows = []
+        for pid, k, key in self.index:
+            row = results.get(key)
+            if row is not None:
+                rows.append({"id": pid, "repeat": k, **completion(row), "request_key": key})
+        out = pd.DataFrame(rows, columns=_COLUMNS)
+        out.attrs["judgekit_run"] = report
+        return out
+
+
+def completion(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The text, error, tokens, cost and latency of one stored answer."""
+    text, finish, error = None, None, row.get("error")
+    if row["status"] == "ok":
+        choice = json.loads(row["response"])["choices"][0]
+        text = message_text(choice.get("message"))
+        finish = choice.get("finish_reason")
+        if finish == "length":
+            error = "truncated (finish_reason=length)"
+    return {"text": text, "error": error, "finish_reason": finish,
+            "prompt_tokens": row.get("prompt_tokens"),
+            "completion_tokens": row.get("completion_tokens"), "cost_usd": row.get("cost_usd"),
+            "latency_s": row.get("latency_s"), "cached": row["cached"]}
+
+
+def _prompts(prompts: Any, system: str | None) -> tuple[list[str], list[list[dict[str, str]]]]:
+    if isinstance(prompts, pd.DataFrame):
+        if "prompt" not in prompts.columns and "messages" not in prompts.columns:
+            raise ValueError("a prompts table needs a 'prompt' or a 'messages' column")
+        ids = prompts["id"].astype(str).tolist() if "id" in prompts.columns else [str(i) for i in prompts.index]
+        items = prompts["messages"].tolist() if "messages" in prompts.columns else prompts["prompt"].tolist()
+    elif isinstance(prompts, pd.Series):
+        ids, items = [str(i) for i in prompts.index], prompts.tolist()
+    elif isinstance(prompts, Mapping):
+        ids, items = [str(k) for k in prompts], list(prompts.values())
+    elif isinstance(prompts, str):
+        ids, items = ["0"], [prompts]
+    else:
+        items = list(prompts)
+        ids = [str(i) for i in range(len(items))]
+    if len(set(ids)) != len(ids):
+        raise ValueError("prompt ids must be unique")
+    conversations = []
+    for pid, item in zip(ids, items):
+        if isinstance(item, str):
+            messages = [{"role": "user", "content": item}]
+        elif isinstance(item, Sequence) and all(isinstance(m, Mapping) and "role" in m for m in item):
+            messages = [dict(m) for m in item]
+        else:
+            raise ValueError(f"prompt {pid!r} must be a string or a list of chat messages")
+        if system is not None and not any(m["role"] == "system" for m in messages):
+            messages = [{"role": "system", "content": system}, *messages]
+        conversations.append(messages)
+    return ids, conversations
+
+
+def complete(
+    prompts: Any,
+    model: str,
+    *,
+    system: str | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = 1024,
+    seed: int | None = None,
+    repeats: int = 1,
+    extra: Mapping[str, Any] | None = None,
+    base_url: str | None = None,
+    **run: Any,
+) -> pd.DataFrame:
+    """Cached, concurrent chat completions for non-judging calls (e.g. LLM rewrites).
+
+    The same engine as :func:`run_judges`: one request per prompt and repeat, keyed by
+    sha256(endpoint, body, repeat) in the same cache, retried and budgeted the same way.
+
+    Parameters
+    ----------
+    prompts : str, sequence, mapping, Series or DataFrame
+        User messages (strings) or whole conversations (lists of ``{"role", "content"}``); a
+        mapping or Series gives ids, a DataFrame has ``id`` and ``prompt`` or ``messages``.
+    model : str
+        The model name.
+    system : str, optional
+        A system prompt, added to conversations that have none.
+    temperature, max_tokens, seed : float, int, int
+        Decoding settings; with a ``seed``, repeat k is sent with ``seed + k``.
+    repeats : int
+        Requests per prompt.
+    extra : mapping, optional
+        Further request parameters, sent in the body.
+    base_url : str, optional
+        The endpoint (else the client's, or ``OPENAI_BASE_URL``, or OpenAI's).
+    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches
+        The run settings of :func:`run_judges`, by keyword (the signature lists them with
+        their defaults; ``help(jk.complete)`` shows it).
+
+    Returns
+    -------
+    DataFrame
+        ``id, repeat, text, error, finish_reason, prompt_tokens, completion_tokens, cost_usd,
+        latency_s, cached, request_key``; run counts in ``attrs["judgekit_run"]``.
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> def shout(body):
+    ...     return body["messages"][-1]["content"].upper()
+    >>> with jk.SimServer(handlers=[shout]) as url:
+    ...     out = jk.complete({"x": "make this longer"}, "sim", base_url=url, cache=False,
+    ...                       progress=False)
+    >>> out[["id", "text"]].to_dict("records")
+    [{'id': 'x', 'text': 'MAKE THIS LONGER'}]
+    """
+    values = {k: v for k, v in locals().items() if k != "run"}
+    return drive(CompletionJob.prepare(_with_run(values, run)), "completing")
+
+
+def _full_signature() -> inspect.Signature:
+    """:func:`complete`'s own parameters followed by the run settings of :func:`run_judges`."""
+    own = [p for p in inspect.signature(complete).parameters.values()
+           if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    shared = inspect.signature(run_judges).parameters
+    run = [shared[name].replace(kind=inspect.Parameter.KEYWORD_ONLY) for name in RUN_KEYWORDS]
+    return inspect.signature(complete).replace(parameters=[*own, *run])
+
+
+def _with_run(values: dict[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(run) - set(RUN_KEYWORDS))
+    if unknown:
+        raise TypeError(f"complete() got unexpected keyword arguments {unknown}")
+    return {**values, **run}
+
+
+RUN_KEYWORDS = [f.name for f in fields(RunConfig) if f.init]
+_SIGNATURE = _full_signature()
+complete.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
+
+
+async def acomplete(*args: Any, **kwargs: Any) -> pd.DataFrame:
+    """Async form of :func:`complete` (same parameters).
+
+    Examples
+    --------
+    >>> import asyncio, judgekit as jk
+    >>> with jk.SimServer(handlers=[lambda body: "ok"]) as url:
+    ...     out = asyncio.run(jk.acomplete(["hi"], "sim", base_url=url, cache=False, progress=False))
+    >>> out["text"].tolist()
+    ['ok']
+    """
+    values = bind(_SIGNATURE, args, kwargs)
+    return await adrive(CompletionJob.prepare(values), "completing")
+
+
+acomplete.__signature__ = _SIGNATURE  # type: ignore[attr-defined]

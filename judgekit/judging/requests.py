@@ -1,0 +1,159 @@
+"""Requests: every (pair, judge, order, ID arrangement, repeat) of a run as a request body with its
+cache key, built and checked before anything is sent."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.judging.cache import request_key
+from judgekit.judging.judge import Judge
+from judgekit.judging.secrets import public_endpoint
+from judgekit.judging.templates import _check_order
+
+__all__ = ["Call", "Task", "build_tasks", "check_orders", "check_swaps", "endpoint_of"]
+
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+
+
+@dataclass
+class Call:
+    """One request to send: its cache key, endpoint, body and repeat index.
+
+    ``endpoint`` is the URL without credentials (it keys and labels the cache); ``url`` is the one
+    the client uses (with credentials, when the base URL carries them).
+    """
+
+    key: str
+    endpoint: str
+    body: dict[str, Any]
+    repeat: int
+    url: str = ""
+
+    def __post_init__(self) -> None:
+        self.url = self.url or self.endpoint
+
+    @classmethod
+    def make(cls, url: str, body: dict[str, Any], repeat: int) -> Call:
+        """The call of ``body`` (repeat ``repeat``) to ``url``."""
+        endpoint = public_endpoint(url)
+        return cls(request_key(endpoint, body, repeat), endpoint, body, repeat, url)
+
+
+@dataclass
+class Task:
+    """One judgment of a run: the call and what it judges."""
+
+    pair_id: str
+    judge: Judge
+    order: str
+    id_swap: bool
+    call: Call
+
+    @property
+    def key(self) -> str:
+        return self.call.key
+
+    @property
+    def repeat(self) -> int:
+        return self.call.repeat
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.call.body
+
+    @property
+    def endpoint(self) -> str:
+        return self.call.endpoint
+
+
+def endpoint_of(base_url: str | None, client: Any) -> str:
+    """The URL a request goes to: the judge's ``base_url``, else the client's, else
+    ``OPENAI_BASE_URL``, else OpenAI's."""
+    if base_url:
+        return base_url.rstrip("/")
+    if client is not None and getattr(client, "base_url", None):
+        return str(client.base_url).rstrip("/")
+    return os.environ.get("OPENAI_BASE_URL", DEFAULT_ENDPOINT).rstrip("/")
+
+
+def check_swaps(id_swap: bool | Sequence[bool]) -> tuple[bool, ...]:
+    """``id_swap`` as a tuple of distinct bools."""
+    if isinstance(id_swap, (bool, np.bool_)):
+        return (bool(id_swap),)
+    if isinstance(id_swap, (str, bytes)) or not isinstance(id_swap, (Sequence, np.ndarray)):
+        raise ValueError(f"id_swap must be a bool or a sequence of bools, got {id_swap!r}")
+    if not all(isinstance(s, (bool, np.bool_)) for s in id_swap):
+        raise ValueError(f"id_swap must hold True/False only, got {list(id_swap)!r}")
+    out = tuple(bool(s) for s in id_swap)
+    if not out:
+        raise ValueError("id_swap must be a bool or a non-empty sequence of bools")
+    if len(set(out)) != len(out):
+        raise ValueError(f"id_swap repeats an arrangement: {out}; each is judged once per "
+                         "order (use repeats= for identical requests)")
+    return out
+
+
+def check_orders(orders: Sequence[str]) -> tuple[str, ...]:
+    """``orders`` as a tuple of permutations of the same length."""
+    if isinstance(orders, str):
+        raise ValueError(f"orders must be a sequence of orders such as ('ab', 'ba'), got the "
+                         f"string {orders!r}")
+    orders = tuple(orders)
+    if not orders:
+        raise ValueError("orders must not be empty")
+    for o in orders:
+        _check_order(o)
+    sizes = {len(o) for o in orders}
+    if len(sizes) != 1:
+        raise ValueError(f"all orders must show the same number of responses, got {orders}")
+    repeated = sorted({o for o in orders if orders.count(o) > 1})
+    if repeated:
+        raise ValueError(f"orders repeat {repeated}: each order is judged once (use repeats= "
+                         "for identical requests)")
+    return orders
+
+
+def build_tasks(
+    pairs: pd.DataFrame, judges: list[Judge], orders: Sequence[str], repeats: int,
+    swaps: tuple[bool, ...], client: Any,
+) -> list[Task]:
+    """Render every request of a run (raises before anything is sent when one cannot be made)."""
+    orders = check_orders(orders)
+    n = len(orders[0])
+    if n > 2 and any(swaps):
+        raise ValueError("id_swap is defined for two responses only")
+    for letter in "abcd"[2:n]:
+        column = f"response_{letter}"
+        if column not in pairs.columns:
+            raise ValueError(f"orders {orders} need the pairs column {column!r}")
+        bad = pairs[column].map(lambda v: not isinstance(v, str)).to_numpy(dtype=bool)
+        if bad.any():
+            ids = pairs.loc[bad, "pair_id"].astype(str).tolist()[:5]
+            raise ValueError(f"pairs: column {column!r} has missing text (pair_id: {', '.join(ids)})")
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be an integer >= 1, got {repeats}")
+    for j in judges:
+        if j.template.max_responses < n:
+            raise ValueError(f"template {j.template.name!r} of judge {j.id!r} takes at most "
+                             f"{j.template.max_responses} responses; orders show {n}")
+    rows = pairs.to_dict("records")
+    tasks = []
+    for judge in judges:
+        url = endpoint_of(judge.base_url, client)
+        for row in rows:
+            for order in orders:
+                for swap in swaps:
+                    try:
+                        messages = judge.template.render_pair(row, order=order, id_swap=swap)
+                    except ValueError as exc:
+                        raise ValueError(f"pair {row['pair_id']!r}, judge {judge.id!r}: {exc}") from exc
+                    for k in range(int(repeats)):
+                        call = Call.make(url, judge.body(messages, k), k)
+                        tasks.append(Task(row["pair_id"], judge, order, swap, call))
+    return tasks
