@@ -454,7 +454,8 @@ def test_retry_after_is_honoured_instead_of_the_backoff(caplog):
     assert _retry_after({"retry-after": "soon"}) is None  # unreadable: back off instead
     assert _retry_after({"retry-after-ms": "x"}) is None
 
-    pairs = jk.simulate_pairs(1, seed=19)
+    # eight requests, so that (with 429 at 70 % of attempts) some are refused whatever the seed
+    pairs = jk.simulate_pairs(8, seed=19)
     server = jk.SimServer(pairs=pairs, faults={"rate_429": 0.7, "retry_after": 0.2, "seed": 4})
     with server as url, caplog.at_level(logging.DEBUG, logger="judgekit.engine"):
         j = jk.run_judges(pairs, jk.Judge("sim", "shen_hh", base_url=url), orders=("ab",),

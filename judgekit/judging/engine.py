@@ -1,7 +1,8 @@
 """Run judges over pairs through any OpenAI-compatible endpoint, cached and resumable.
 
 :func:`run_judges` renders every (pair, judge, order, ID arrangement, repeat) request, answers what
-it can from the cache, sends the rest through ``openai.AsyncOpenAI`` with bounded concurrency,
+it can from the cache, sends the rest over HTTP (judgekit's lean aiohttp transport, or the
+``openai`` SDK: :mod:`~judgekit.judging.transport`) with bounded concurrency,
 retries (exponential backoff with full jitter, honouring ``Retry-After``) and timeouts, stores
 every paid response durably before counting it done, and returns the judgments table of
 :mod:`judgekit.schema` with the raw text, errors, tokens, cost and latency of each call.
@@ -90,6 +91,7 @@ def run_judges(
     tpm: int | Mapping[str, int] | None = RunConfig.tpm,
     rate_window: float = RunConfig.rate_window,
     pending_batches: str = RunConfig.pending_batches,
+    transport: str = RunConfig.transport,
 ) -> pd.DataFrame:
     """Judge every pair with every judge, in each order, ID arrangement and repeat.
 
@@ -109,8 +111,9 @@ def run_judges(
     id_swap : bool or sequence of bool
         ``(False, True)`` judges both ID arrangements: with both orders, CalibraEval's X0..X3.
     client : openai.AsyncOpenAI or openai.OpenAI, optional
-        The client (its base URL and key); default: one made from each judge's ``base_url`` and
-        ``OPENAI_API_KEY``. Its own retries are turned off: the engine retries.
+        The client (its base URL and key; with ``transport="auto"`` it also sends the requests);
+        default: each judge's ``base_url`` and ``OPENAI_API_KEY``. Its own retries are turned
+        off: the engine retries.
     concurrency : int
         Requests in flight at once (at most: the engine lowers it after 429 answers and raises
         it again as calls succeed).
@@ -157,6 +160,13 @@ def run_judges(
     pending_batches : {"skip", "send"}
         Requests recorded in a batch that was not collected yet are not sent (``"skip"``, with
         a warning naming the batches) or sent again (``"send"``: paid twice).
+    transport : {"auto", "aiohttp", "openai"}
+        How requests travel. ``"aiohttp"``: judgekit's lean HTTP client (plain JSON over a
+        connection pool sized to ``concurrency``; several times less CPU per call than the SDK,
+        which shows with fast endpoints). ``"openai"``: the ``openai`` SDK. ``"auto"``: the lean
+        client, unless ``client`` is given: then that client sends, with its own
+        authentication (Azure), headers, proxies and HTTP settings. Retries, budget, cache,
+        rate limits and errors are the same either way, and so is the table.
 
     Returns
     -------

@@ -27,12 +27,13 @@ from judgekit.exceptions import CacheError, CacheWarning
 from judgekit.judging.budget import Budget, Reservation
 from judgekit.judging.cache import LEASE, Cache, new_owner, open_cache
 from judgekit.judging.calls import Endpoint, Sender
-from judgekit.judging.clients import EngineLoop, Progress, make_clients
+from judgekit.judging.clients import EngineLoop, Progress
 from judgekit.judging.config import RunConfig
 from judgekit.judging.limits import EndpointLimits
 from judgekit.judging.pricing import price_of, upper_cost
 from judgekit.judging.requests import Call
 from judgekit.judging.secrets import url_secrets
+from judgekit.judging.transport import make_transports
 
 __all__ = ["Runner", "adrive", "announce", "bind", "drive", "new_report", "run_calls"]
 
@@ -286,33 +287,36 @@ class Runner:
                 self._cache_failed(exc)
 
 
-def _endpoints(config: RunConfig, calls: list[Call]) -> tuple[dict[str, Endpoint], list[Any]]:
-    """The client, secrets and pacing of every URL the calls go to; the clients to close."""
+def _endpoints(config: RunConfig, calls: list[Call]) -> dict[str, Endpoint]:
+    """The transport, secrets and pacing of every URL the calls go to."""
     urls = {c.url: c.endpoint for c in calls}
-    clients, owned = make_clients(urls, config.client, config.api_key, config.timeout)
+    transports = make_transports(urls, transport=config.transport, client=config.client,
+                                 api_key=config.api_key, timeout=config.timeout,
+                                 pool=config.concurrency)
     out = {}
     for url, public in urls.items():
-        client = clients[url]
         rpm, tpm = config.limits_for(public)
         limits = EndpointLimits(rpm, tpm, config.rate_window, config.concurrency)
-        out[url] = Endpoint(client, [getattr(client, "api_key", "") or "", *url_secrets(url)], limits)
-    return out, owned
+        transport = transports[url]
+        out[url] = Endpoint(transport, [transport.api_key, *url_secrets(url)], limits)
+    return out
 
 
 async def run_calls(config: RunConfig, calls: list[Call],
                     progress: Progress) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """Open the cache and the clients a run needs, run ``calls``, close what was opened; the rows
-    by key and the run's counts. Raises :class:`~judgekit.exceptions.JudgeConnectionError` when an
-    endpoint cannot be reached (what was received is stored first)."""
+    """Open the cache and the transports a run needs, run ``calls``, close what was opened; the
+    rows by key and the run's counts. Raises
+    :class:`~judgekit.exceptions.JudgeConnectionError` when an endpoint cannot be reached (what
+    was received is stored first)."""
     config.check_endpoints({c.endpoint for c in calls})
     with open_cache(config.cache) as store:
-        endpoints, owned = _endpoints(config, calls)
+        endpoints = _endpoints(config, calls)
         runner = Runner(config, endpoints=endpoints, cache=store, progress=progress)
         try:
             results = await runner.run(calls)
         finally:
-            for c in owned:
-                await c.close()
+            for where in endpoints.values():
+                await where.transport.close()
     if runner.sender.abort is not None:
         raise runner.sender.abort
     return results, dict(runner.report)
