@@ -32,8 +32,8 @@ from judgekit.judging.cache import Cache
 from judgekit.judging.clients import Progress
 from judgekit.judging.config import RunConfig
 from judgekit.judging.judge import Judge, as_judges
-from judgekit.judging.requests import Task, build_tasks, check_swaps
-from judgekit.judging.responses import frame, judgment
+from judgekit.judging.requests import RequestPlan, check_swaps
+from judgekit.judging.responses import JudgmentColumns
 from judgekit.judging.runner import adrive, bind, drive, run_calls
 from judgekit.schema import validate_judgments, validate_pairs
 
@@ -45,24 +45,23 @@ class JudgingJob:
     """A checked run: the pairs, its requests and its settings."""
 
     pairs: pd.DataFrame
-    tasks: list[Task]
-    n: int
+    plan: RequestPlan
     config: RunConfig
 
     @classmethod
     def prepare(cls, values: Mapping[str, Any]) -> JudgingJob:
-        """Check every argument of :func:`run_judges` and render every request."""
+        """Check every argument of :func:`run_judges` and key every request."""
         pairs = validate_pairs(values["pairs"])
         config = RunConfig.of(values)
-        tasks = build_tasks(pairs, as_judges(values["judges"]), values["orders"],
-                            values["repeats"], check_swaps(values["id_swap"]), config.client)
-        return cls(pairs, tasks, len(tuple(values["orders"])[0]), config)
+        plan = RequestPlan(pairs, as_judges(values["judges"]), values["orders"],
+                           values["repeats"], check_swaps(values["id_swap"]), config.client)
+        return cls(pairs, plan, config)
 
     async def run(self, progress: Progress) -> pd.DataFrame:
-        results, report = await run_calls(self.config, [t.call for t in self.tasks], progress)
-        rows = [judgment(t, results.get(t.key)) for t in self.tasks if t.key in results]
-        judgments = frame(rows, self.n)
-        if self.n == 2:
+        table = JudgmentColumns(self.plan)
+        report = await run_calls(self.config, self.plan, progress, table.add)
+        judgments = table.frame()
+        if self.plan.n == 2:
             judgments = validate_judgments(judgments, self.pairs)
         judgments.attrs["judgekit_run"] = report
         return judgments
