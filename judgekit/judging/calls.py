@@ -282,7 +282,8 @@ def row(call: Call, status: str, *, response: str | None = None, error: str | No
 def answer_row(call: Call, text: str, latency: float, attempts: int,
                prices: Mapping[str, tuple[float, float]]) -> dict:
     """The row of an HTTP 200 answer: ``ok``, or ``paid_error`` when it is unusable. Its cost is
-    NaN when the usage is missing or not believable (then the budget charges the upper bound)."""
+    NaN when the usage is missing or not believable (then the budget charges the upper bound).
+    An ``ok`` row also carries the parsed answer as ``payload`` (not stored)."""
     try:
         payload = json.loads(text)
         if not isinstance(payload, dict):
@@ -301,4 +302,6 @@ def answer_row(call: Call, text: str, latency: float, attempts: int,
     first = choices[0] if isinstance(choices, list) else None
     if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
         return row(call, "paid_error", error="api: response has no message in choices[0]", **common)
-    return row(call, "ok", **common)
+    out = row(call, "ok", **common)
+    out["payload"] = payload  # the parsed answer, so the judgment need not parse it again
+    return out

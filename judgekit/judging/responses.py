@@ -60,7 +60,8 @@ def judgment(judge: Judge, order: str, id_swap: bool,
         out["error"] = row["error"]
         return out
     try:
-        choice = json.loads(row["response"])["choices"][0]
+        payload = row.get("payload")
+        choice = (payload if payload is not None else json.loads(row["response"]))["choices"][0]
         message = choice.get("message") or {}
         text = message_text(message)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:

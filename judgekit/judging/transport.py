@@ -33,7 +33,7 @@ from judgekit.judging.clients import CONNECT_TIMEOUT, make_clients, resolve_key
 from judgekit.judging.secrets import split_userinfo
 
 __all__ = ["CONNECT", "NOT_SENT", "TRANSPORTS", "ClientFailure", "LeanTransport", "NoAnswer", "Reply",
-           "SdkTransport", "check_client", "dumps", "make_transports", "uses_sdk"]
+           "SdkTransport", "check_client", "dumps", "env_proxy", "make_transports", "uses_sdk"]
 
 #: the transports a run can be asked for
 TRANSPORTS = ("auto", "aiohttp", "openai")
@@ -81,6 +81,32 @@ def dumps(body: Mapping[str, Any]) -> bytes:
     """
     ordered = {"model": body["model"], "messages": body["messages"], **body}
     return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy for ``url`` from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``,
+    ``ALL_PROXY``, ``NO_PROXY``, upper or lower case), as httpx (and so the SDK) reads them; None
+    for none. Read once per endpoint: reading the environment for every request would cost more
+    than the request.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"HTTPS_PROXY": "http://proxy.example:3128",
+    ...                                   "NO_PROXY": "localhost"}, clear=True):
+    ...     env_proxy("https://api.example/v1"), env_proxy("http://localhost:8000/v1")
+    ('http://proxy.example:3128', None)
+    """
+    from urllib.parse import urlsplit
+    from urllib.request import getproxies, proxy_bypass
+
+    parts = urlsplit(url)
+    proxies = getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or (parts.hostname and proxy_bypass(parts.hostname)):
+        return None
+    return proxy
 
 
 def _named(exc: BaseException, kind: str) -> NoAnswer:
@@ -167,7 +193,9 @@ class LeanTransport:
         self.headers = {"Authorization": authorization, "Content-Type": "application/json",
                         "Accept": "application/json", "User-Agent": f"judgekit/{__version__}",
                         **dict(headers or {})}
+        self.proxy = env_proxy(self.url)
         self._session: Any = None
+        self._proxy: dict[str, Any] = {}
 
     def _open(self) -> Any:
         import aiohttp
@@ -176,11 +204,14 @@ class LeanTransport:
         timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout,
                                         sock_connect=min(self.timeout, CONNECT_TIMEOUT),
                                         sock_read=self.timeout)
-        # trust_env: proxies from HTTP(S)_PROXY / NO_PROXY, as httpx (and so the SDK) reads them
         self._session = aiohttp.ClientSession(
-            connector=connector, timeout=timeout, headers=self.headers, trust_env=True,
+            connector=connector, timeout=timeout, headers=self.headers,
             cookie_jar=aiohttp.DummyCookieJar(), raise_for_status=False,
         )
+        if self.proxy is not None:
+            bare, auth = split_userinfo(self.proxy)
+            self._proxy = {"proxy": bare,
+                           "proxy_auth": aiohttp.BasicAuth(*auth) if auth is not None else None}
         return self._session
 
     async def chat(self, body: Mapping[str, Any]) -> Reply:
@@ -193,12 +224,14 @@ class LeanTransport:
             raise ClientFailure(f"the request cannot be written as JSON ({exc})") from exc
         session = self._session or self._open()
         try:
-            async with session.post(self.url, data=data) as response:
+            async with session.post(self.url, data=data, **self._proxy) as response:
                 raw = await response.read()
                 charset = response.charset or "utf-8"
                 status, headers = response.status, response.headers
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
             raise _aiohttp_failure(exc) from exc
+        except ValueError as exc:   # e.g. a proxy URL aiohttp cannot use
+            raise ClientFailure(f"{type(exc).__name__}: {exc}") from exc
         try:
             text = raw.decode(charset, errors="replace")
         except LookupError:   # an unknown charset: httpx falls back to UTF-8 too
