@@ -150,6 +150,10 @@ def main() -> None:
             c_ratio = statistics.median(u / b[1] for (_, u), b in zip(rows, base))
             print(f"{c:11d}  {path:10s} {wall:9.2f} s  {ideal:6.2f}   {t_ratio:8.2f}   "
                   f"{cpu:10.2f}   {c_ratio:8.2f}")
+        if ("engine-sdk", c) in results:
+            pairs_ = zip(results[("engine", c)], results[("engine-sdk", c)])
+            ratio = statistics.median(e[0] / s_[0] for e, s_ in pairs_)
+            print(f"{c:11d}  engine / engine-sdk time {ratio:.2f} (median of the rounds' ratios)")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ cache key, built and checked before anything is sent."""
 
 from __future__ import annotations
 
+import array
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -194,7 +195,7 @@ class RequestPlan:
         self.judge_urls = [endpoint_of(j.base_url, client) for j in judges]
         self.urls = {u: public_endpoint(u) for u in self.judge_urls}
         task_keys: list[str] = []
-        cols: dict[str, list[int]] = {"pos": [], "judge": [], "order": [], "swap": [], "repeat": []}
+        cols = {name: array.array("q") for name in ("pos", "judge", "order", "swap", "repeat")}
         first: dict[str, int] = {}
         self._dups: dict[str, list[int]] = {}
         for ji, judge in enumerate(judges):
@@ -214,7 +215,8 @@ class RequestPlan:
                                 for name, value in zip(cols, (start + offset, ji, oi, si, k)):
                                     cols[name].append(value)
         self.task_keys = task_keys
-        self.columns = {name: np.asarray(v, dtype=np.int64) for name, v in cols.items()}
+        self.columns = {name: np.frombuffer(v, dtype=np.int64).copy() if len(v) else
+                        np.zeros(0, dtype=np.int64) for name, v in cols.items()}
         self._first = first
         self.keys = list(first)
         self._records: dict[int, dict[str, Any]] = {}

@@ -104,35 +104,48 @@ def judgment(judge: Judge, order: str, id_swap: bool,
 _TEXT = ("verdict", "raw", "error", "p_note", "finish_reason")
 
 
+#: columns held as float arrays (NaN when missing); the token counts become int64 when every
+#: answer gives them, as pandas infers from Python ints
+_NUMBERS = ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s")
+_INTEGERS = ("prompt_tokens", "completion_tokens")
+
+
 class JudgmentColumns:
     """The judgments table of a run, built column by column as answers arrive (in any order):
     one slot per task of the plan, filled by :meth:`add` (a runner's sink), and a frame of the
     answered tasks in task order.
 
-    Only what the table shows is kept of each answer, so building the table of a large cached
-    run takes memory for the table, not for the stored answers.
+    Only what the table shows is kept of each answer (numbers in arrays, texts as references),
+    so building the table of a large cached run takes memory for the table, not for the stored
+    answers.
     """
 
     def __init__(self, plan: RequestPlan) -> None:
         self.plan = plan
         size = len(plan)
-        n = plan.n
-        self.columns: dict[str, list[Any]] = {
-            name: [None] * size for name in ("verdict", *[f"p_{x}" for x in "abcd"[:n]], "raw",
-                                             "error", "p_note", "finish_reason", "prompt_tokens",
-                                             "completion_tokens", "cost_usd", "latency_s",
-                                             "cached")}
+        # two-response runs keep p_a only (p_b = 1 - p_a)
+        self._probs = [f"p_{x}" for x in ("a" if plan.n == 2 else "abcd"[: plan.n])]
+        self.texts: dict[str, list[Any]] = {name: [None] * size for name in _TEXT}
+        self.numbers = {name: np.full(size, np.nan) for name in (*self._probs, *_NUMBERS)}
+        self.cached = np.zeros(size, dtype=bool)
         self.answered = np.zeros(size, dtype=bool)
+        self._interned: dict[str, str] = {}
 
     def add(self, key: str, row: Mapping[str, Any]) -> None:
         """Fill the tasks that ``row`` (the answer of ``key``) answers."""
-        plan, columns = self.plan, self.columns
+        plan, texts, numbers = self.plan, self.texts, self.numbers
+        c = plan.columns
         for i in plan.tasks_of(key):
-            c = plan.columns
             values = judgment(plan.judge_of(i), plan.orders[c["order"][i]],
                               plan.swaps[c["swap"][i]], row)
-            for name, value in values.items():
-                columns[name][i] = value
+            for name in _TEXT:
+                value = values[name]
+                if name == "finish_reason" and isinstance(value, str):
+                    value = self._interned.setdefault(value, value)  # one object per reason
+                texts[name][i] = value
+            for name, array in numbers.items():
+                array[i] = values[name]
+            self.cached[i] = values["cached"]
             self.answered[i] = True
 
     def frame(self) -> pd.DataFrame:
@@ -147,27 +160,29 @@ class JudgmentColumns:
         def per_judge(values: list[Any]) -> list[Any]:
             return [values[j] for j in c["judge"].tolist()]
 
+        numbers = {name: array[idx] for name, array in self.numbers.items()}
+        for name in _INTEGERS:
+            if len(idx) and not np.isnan(numbers[name]).any():
+                numbers[name] = numbers[name].astype(np.int64)
         data: dict[str, Any] = {
             "pair_id": [pair_ids[p] for p in c["pos"].tolist()],
             "judge": per_judge([j.id for j in judges]),
             "order": [plan.orders[o] for o in c["order"].tolist()],
-            "id_swap": [plan.swaps[s] for s in c["swap"].tolist()],
-            "repeat": c["repeat"].tolist(),
+            "id_swap": np.asarray(plan.swaps, dtype=bool)[c["swap"]],
+            "repeat": c["repeat"],
+            "verdict": _take(self.texts["verdict"], idx),
+            **{name: numbers[name] for name in self._probs},
+            "model": per_judge([j.model for j in judges]),
+            "template": per_judge([j.template.name for j in judges]),
+            "temperature": np.asarray([float(j.temperature) for j in judges])[c["judge"]],
+            **{name: _take(self.texts[name], idx) for name in _TEXT if name != "verdict"},
+            **{name: numbers[name] for name in _NUMBERS},
+            "cached": self.cached[idx],
+            "request_key": _take(plan.task_keys, idx),
         }
-        picked = {name: _take(values, idx) for name, values in self.columns.items()}
-        data["verdict"] = picked.pop("verdict")
-        for letter in "abcd"[: plan.n]:
-            data[f"p_{letter}"] = picked.pop(f"p_{letter}")
-        data["model"] = per_judge([j.model for j in judges])
-        data["template"] = per_judge([j.template.name for j in judges])
-        data["temperature"] = per_judge([float(j.temperature) for j in judges])
-        data.update(picked)
-        data["request_key"] = _take(plan.task_keys, idx)
         df = pd.DataFrame(data)
         for col in _TEXT:
             df[col] = df[col].astype(object).where(df[col].notna(), None)
-        if plan.n == 2:
-            df = df.drop(columns="p_b")  # p_b = 1 - p_a
         return df
 
 
