@@ -11,14 +11,16 @@ from pathlib import Path
 from typing import Any
 
 
-def start(tmp: Path, config: dict[str, Any], pairs) -> tuple[subprocess.Popen, str]:
-    """Start the server with ``config`` (plus ``pairs`` as the labels it knows); its base URL."""
+def start(tmp: Path, config: dict[str, Any], pairs,
+          port: int = 0) -> tuple[subprocess.Popen, str]:
+    """Start the server with ``config`` (plus ``pairs`` as the labels it knows) on ``port`` (0: a
+    free one); its base URL."""
     pairs_file = tmp / "pairs.parquet"
     pairs.to_parquet(pairs_file)
     path = tmp / "sim.json"
     path.write_text(json.dumps({**config, "pairs": str(pairs_file)}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "judgekit.cli", "serve-sim", "--port", "0", "--config", str(path)],
+        [sys.executable, "-m", "judgekit.cli", "serve-sim", "--port", str(port), "--config", str(path)],
         stdout=subprocess.PIPE, text=True,
     )
     line = proc.stdout.readline()

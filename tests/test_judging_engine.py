@@ -454,8 +454,8 @@ def test_retry_after_is_honoured_instead_of_the_backoff(caplog):
     assert _retry_after({"retry-after": "soon"}) is None  # unreadable: back off instead
     assert _retry_after({"retry-after-ms": "x"}) is None
 
-    # faults are a function of the request body, which differs between SDK versions: with eight
-    # requests at a 429 rate of 0.7, the chance that none draws a 429 is 0.3 ** 8 < 1e-4
+    # eight requests, so that (with 429 at 70 % of attempts) some are refused whatever the seed:
+    # the chance that none is refused is 0.3 ** 8 < 1e-4
     pairs = jk.simulate_pairs(8, seed=19)
     server = jk.SimServer(pairs=pairs, faults={"rate_429": 0.7, "retry_after": 0.2, "seed": 4})
     with server as url, caplog.at_level(logging.DEBUG, logger="judgekit.engine"):

@@ -34,6 +34,7 @@ BAD_OPTIONS = [
     ({"rpm": {"http://elsewhere.example/v1": 10}}, "rpm names endpoints the run does not call"),
     ({"rate_window": 0}, "rate_window must be a finite number > 0"),
     ({"pending_batches": "later"}, "pending_batches must be"),
+    ({"transport": "httpx"}, "transport must be one of"),
 ]
 
 

@@ -2,7 +2,6 @@
 over real HTTP with the real openai SDK, against the client's own clock."""
 
 import asyncio
-import hashlib
 import json
 import random
 import re
@@ -15,6 +14,7 @@ import pytest
 
 import judgekit as jk
 from judgekit.sim import RateLimiter, server_from_config
+from judgekit.sim.faults import body_digest
 from judgekit.sim.ratelimit import duration
 
 WINDOW = 2.0
@@ -206,7 +206,7 @@ def test_a_request_larger_than_tpm_is_refused_for_good_without_retry_after():
 def test_refused_requests_do_not_shift_the_injected_faults():
     faults = jk.Faults(rate_500=0.5, seed=3)
     raw = json.dumps({"model": "sim", "messages": MSGS}).encode()
-    digest = hashlib.sha256(raw).digest()
+    digest = body_digest({"model": "sim", "messages": MSGS})
     with jk.SimServer(faults=faults, rpm=2, rate_window=0.4) as url:
         statuses = []
         for _ in range(30):

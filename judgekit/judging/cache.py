@@ -35,7 +35,7 @@ import pandas as pd
 
 from judgekit.exceptions import CacheError
 
-__all__ = ["Cache", "new_owner", "open_cache", "request_key"]
+__all__ = ["ANSWER_COLUMNS", "Cache", "new_owner", "open_cache", "request_key"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -76,6 +76,9 @@ CREATE TABLE IF NOT EXISTS meta (
 """
 _COLUMNS = ("key", "endpoint", "model", "repeat", "request", "response", "status", "error",
             "prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "source", "created_at")
+#: what a run reads back of a stored answer: everything but the request body
+ANSWER_COLUMNS = ("key", "status", "response", "error", "prompt_tokens", "completion_tokens",
+                  "cost_usd", "latency_s")
 _CHUNK = 500
 #: seconds a claim lives without renewal (a run renews its claims every LEASE / 4 seconds)
 LEASE = 30.0
@@ -311,27 +314,98 @@ class Cache:
                     out[row[0]] = dict(zip(_COLUMNS, row))
         return out
 
+    def lookup(self, keys: Iterable[str]) -> Iterator[dict[str, Any]]:
+        """The stored answers of these keys, a chunk at a time, without their request bodies
+        (the columns of :data:`ANSWER_COLUMNS`); keys not stored are skipped.
+
+        Only one chunk's rows are held at a time, so reading back a large run takes memory for
+        what the caller keeps, not for the cache.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> with Cache(os.path.join(tempfile.mkdtemp(), "c.sqlite")) as cache:
+        ...     _ = cache.put({"key": "k1", "endpoint": "e", "model": "m", "repeat": 0,
+        ...                    "request": "{}", "response": "{}", "status": "ok", "source": "live"})
+        ...     [(r["key"], r["status"]) for r in cache.lookup(["k2", "k1"])]
+        [('k1', 'ok')]
+        """
+        keys = list(keys)
+        select = f"SELECT {', '.join(ANSWER_COLUMNS)} FROM responses WHERE key IN "
+        for chunk in _chunks(keys):
+            with self._sql("reading") as conn:
+                rows = conn.execute(f"{select}({','.join('?' * len(chunk))})", chunk).fetchall()
+            for row in rows:
+                yield dict(zip(ANSWER_COLUMNS, row))
+
+    def stored_keys(self, keys: Iterable[str]) -> set[str]:
+        """The keys among these that have a stored answer."""
+        found: set[str] = set()
+        for chunk in _chunks(list(keys)):
+            with self._sql("reading") as conn:
+                found.update(k for (k,) in conn.execute(
+                    f"SELECT key FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+        return found
+
     def put(self, row: Mapping[str, Any], owner: str | None = None) -> bool:
         """Store one response durably (committed on return) and drop ``owner``'s claim on its key.
         False when an answer was stored already (the first stored wins) or the cache is
         read-only."""
+        values = self._values(row)
+        if self.read_only:
+            return False
+        with self._sql("storing an answer", transaction=True) as conn:
+            return self._insert(conn, values, owner)
+
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, values: Mapping[str, Any], owner: str | None) -> bool:
+        cur = conn.execute(
+            f"INSERT OR IGNORE INTO responses ({', '.join(_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(_COLUMNS))})",
+            [values[c] for c in _COLUMNS],
+        )
+        if owner is not None:
+            conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (values["key"], owner))
+        return cur.rowcount == 1
+
+    @staticmethod
+    def _values(row: Mapping[str, Any]) -> dict[str, Any]:
         values = {c: row.get(c) for c in _COLUMNS}
         values["created_at"] = values["created_at"] or time.time()
         missing = [c for c in ("key", "endpoint", "model", "repeat", "request", "status", "source")
                    if values[c] is None]
         if missing:
             raise ValueError(f"cache rows need {missing}")
+        return values
+
+    def commit(self, owner: str, *, rows: Iterable[Mapping[str, Any]] = (),
+               releases: Iterable[str] = (), claims: Iterable[str] = (),
+               lease: float = LEASE) -> tuple[dict[str, dict[str, Any] | None], dict[str, str]]:
+        """Store answers, drop claims and make claims for ``owner``, all in one transaction (so
+        a run's calls in flight share one commit instead of one each).
+
+        Returns ``({key: None if this row was stored, else the answer stored before it},
+        {claimed key: state as in} :meth:`claim`)``. Each row is durable, and its claim dropped,
+        when this returns.
+        """
+        values = [self._values(r) for r in rows]
+        releases, claims = list(releases), list(dict.fromkeys(claims))
         if self.read_only:
-            return False
-        with self._sql("storing an answer", transaction=True) as conn:
-            cur = conn.execute(
-                f"INSERT OR IGNORE INTO responses ({', '.join(_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(_COLUMNS))})",
-                [values[c] for c in _COLUMNS],
-            )
-            if owner is not None:
-                conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (values["key"], owner))
-            return cur.rowcount == 1
+            raise CacheError(f"the judge cache {self.path} is open read-only")
+        stored: dict[str, dict[str, Any] | None] = {}
+        with self._sql("storing answers", transaction=True) as conn:
+            for v in values:
+                if self._insert(conn, v, owner):
+                    stored[v["key"]] = None
+                else:
+                    held = conn.execute(f"SELECT {', '.join(ANSWER_COLUMNS)} FROM responses "
+                                        "WHERE key = ?", (v["key"],)).fetchone()
+                    stored[v["key"]] = dict(zip(ANSWER_COLUMNS, held)) if held else None
+            for chunk in _chunks(releases):
+                conn.execute(f"DELETE FROM claims WHERE owner = ? AND key IN "
+                             f"({','.join('?' * len(chunk))})", [owner, *chunk])
+            state = self._claim(conn, claims, owner, lease)
+        return stored, state
 
     def delete(self, keys: Iterable[str]) -> int:
         """Remove entries (e.g. paid errors to request again). Returns how many were removed."""
@@ -353,23 +427,28 @@ class Cache:
         whose lease ran out, or whose process on this machine is gone, are taken over.
         """
         keys = list(dict.fromkeys(keys))
+        with self._sql("claiming requests", transaction=True) as conn:
+            return self._claim(conn, keys, owner, lease)
+
+    @staticmethod
+    def _claim(conn: sqlite3.Connection, keys: list[str], owner: str,
+               lease: float) -> dict[str, str]:
         now = time.time()
         state: dict[str, str] = {}
-        with self._sql("claiming requests", transaction=True) as conn:
-            for chunk in _chunks(keys):
-                marks = ",".join("?" * len(chunk))
-                for (key,) in conn.execute(f"SELECT key FROM responses WHERE key IN ({marks})", chunk):
-                    state[key] = "stored"
-                held = conn.execute(f"SELECT key, owner, expires FROM claims WHERE key IN ({marks})",
-                                    chunk).fetchall()
-                for key, other, expires in held:
-                    if key not in state and other != owner and expires > now \
-                            and not _owner_is_gone(other):
-                        state[key] = "busy"
-                free = [(k, owner, now + lease) for k in chunk if k not in state]
-                conn.executemany("INSERT OR REPLACE INTO claims (key, owner, expires) VALUES (?, ?, ?)",
-                                 free)
-                state.update((k, "mine") for k, _, _ in free)
+        for chunk in _chunks(keys):
+            marks = ",".join("?" * len(chunk))
+            for (key,) in conn.execute(f"SELECT key FROM responses WHERE key IN ({marks})", chunk):
+                state[key] = "stored"
+            held = conn.execute(f"SELECT key, owner, expires FROM claims WHERE key IN ({marks})",
+                                chunk).fetchall()
+            for key, other, expires in held:
+                if key not in state and other != owner and expires > now \
+                        and not _owner_is_gone(other):
+                    state[key] = "busy"
+            free = [(k, owner, now + lease) for k in chunk if k not in state]
+            conn.executemany("INSERT OR REPLACE INTO claims (key, owner, expires) VALUES (?, ?, ?)",
+                             free)
+            state.update((k, "mine") for k, _, _ in free)
         return state
 
     def renew(self, owner: str, lease: float = LEASE) -> None:

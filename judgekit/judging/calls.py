@@ -36,17 +36,15 @@ from judgekit.judging.limits import EndpointLimits
 from judgekit.judging.pricing import cost
 from judgekit.judging.requests import Call
 from judgekit.judging.secrets import scrub, scrub_known
+from judgekit.judging.transport import CONNECT, ClientFailure, NoAnswer
 
-__all__ = ["Endpoint", "Sender", "answer_row", "retry_after", "row", "usage_tokens"]
+__all__ = ["Endpoint", "Sender", "answer_row", "error_info", "retry_after", "row", "usage_tokens"]
 
 log = logging.getLogger("judgekit.engine")
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 #: 429 codes that waiting does not cure
 _FINAL_429 = {"insufficient_quota", "request_too_large", "billing_hard_limit_reached"}
-_NOT_SENT = {"ConnectError", "ConnectTimeout", "PoolTimeout", "WriteError", "WriteTimeout",
-             "UnsupportedProtocol", "LocalProtocolError", "InvalidURL"}
-_CONNECT = {"ConnectError", "ConnectTimeout"}
 
 
 def retry_after(headers: Any) -> float | None:
@@ -83,21 +81,33 @@ def _http_date(value: str) -> float | None:
     return None if when is None else when.timestamp() - time.time()
 
 
-def _message(exc: Exception) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return str(exc)[:300]
+def error_info(status: int, text: str) -> tuple[str, str | None, str | None]:
+    """(message, code, type) of an error answer: OpenAI's ``{"error": {"message", "type",
+    "code"}}``, else the start of the body.
 
-
-def _cause(exc: BaseException) -> tuple[str, str]:
-    """(class name, text) of the transport error behind an SDK error."""
-    cause = exc.__cause__ or exc
-    names = [c.__name__ for c in type(cause).__mro__]
-    name = next((n for n in names if n in _NOT_SENT), names[0])
-    return name, f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+    Examples
+    --------
+    >>> error_info(429, '{"error": {"message": "slow down", "type": "requests", "code": null}}')
+    ('slow down', None, 'requests')
+    >>> error_info(502, "<html>Bad Gateway</html>")
+    ('Error code: 502 - <html>Bad Gateway</html>', None, None)
+    """
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    inner = body.get("error", body) if isinstance(body, Mapping) else None
+    if isinstance(inner, Mapping):
+        message = inner.get("message")
+        code, kind = inner.get("code"), inner.get("type")
+        code = None if code is None else str(code)
+        kind = kind if isinstance(kind, str) else None
+        if message:
+            return str(message)[:300], code, kind
+    else:
+        code = kind = None
+    detail = text.strip()
+    return (f"Error code: {status} - {detail}" if detail else f"Error code: {status}")[:300], code, kind
 
 
 def usage_tokens(usage: Any) -> tuple[int | None, int | None]:
@@ -131,10 +141,10 @@ def usage_tokens(usage: Any) -> tuple[int | None, int | None]:
 
 @dataclass
 class Endpoint:
-    """What a run knows about one endpoint: its client, the keys to scrub, its pacing, and
+    """What a run knows about one endpoint: its transport, the keys to scrub, its pacing, and
     whether it can be reached."""
 
-    client: Any
+    transport: Any
     secrets: list[str]
     limits: EndpointLimits
     calls: int = 0
@@ -158,12 +168,8 @@ class Sender:
     async def send(self, call: Call, money: Reservation) -> dict[str, Any]:
         """The row of one call: ``ok``, ``paid_error`` (paid, unusable) or ``error`` (not paid,
         or not known to be)."""
-        import openai
-
         where = self.endpoints[call.url]
-        client, secrets = where.client, where.secrets
-        body = dict(call.body)
-        model, messages = body.pop("model"), body.pop("messages")
+        transport, secrets = where.transport, where.secrets
         attempt = 0
         self.report["called"] += 1
         where.calls += 1
@@ -175,53 +181,46 @@ class Sender:
             t0 = time.perf_counter()
             wait: float | None = None
             try:
-                raw = await client.chat.completions.with_raw_response.create(
-                    model=model, messages=messages, extra_body=body or None
-                )
-                text = raw.http_response.text
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                kind, cause = _cause(exc)
-                reached = kind not in _NOT_SENT
-                where.limits.failed(ticket, reached=reached)
-                last = scrub(f"timed out after {self.timeout:g} s" if kind == "ReadTimeout"
-                             else f"connection error ({cause})", secrets)
-                if reached:  # the endpoint may have billed it
-                    self._maybe_billed(kind, money)
+                reply = await transport.chat(call.body)
+            except NoAnswer as exc:
+                where.limits.failed(ticket, reached=exc.reached)
+                last = scrub(f"timed out after {self.timeout:g} s" if exc.kind == "ReadTimeout"
+                             else f"connection error ({exc.text})", secrets)
+                if exc.reached:  # the endpoint may have billed it
+                    self._maybe_billed(exc.kind, money)
                     if not await money.renew():
                         return row(call, "error", attempts=attempt + 1,
                                    error=f"api: {last}; not retried: the budget cannot cover "
                                          "another attempt")
-                elif kind in _CONNECT:
+                elif exc.kind in CONNECT:
                     self._connect_failed(call, where, attempt, last)
-            except openai.APIStatusError as exc:
+            except ClientFailure as exc:  # any other client-side failure: recorded, not retried
+                where.limits.failed(ticket, reached=False)
+                return row(call, "error", error=f"api: {scrub(str(exc), secrets)}",
+                           attempts=attempt + 1)
+            else:
                 self._reached(where)
-                status = exc.status_code
-                headers = exc.response.headers if exc.response is not None else None
-                last = scrub(f"HTTP {status}: {_message(exc)}", secrets)
-                code = str(getattr(exc, "code", None) or getattr(exc, "type", None) or "")
+                status = reply.status
+                if 200 <= status < 300:
+                    out = answer_row(call, scrub_known(reply.text, secrets),
+                                     time.perf_counter() - t0, attempt + 1, self.prices)
+                    where.limits.answered(ticket, out["prompt_tokens"], reply.headers)
+                    return out
+                message, code, kind = error_info(status, reply.text)
+                last = scrub(f"HTTP {status}: {message}", secrets)
                 if status == 429:
                     self.report["rate_limited"] += 1
-                    wait = retry_after(headers)
-                    where.limits.refused(ticket, wait, getattr(exc, "type", None), headers)
+                    wait = retry_after(reply.headers)
+                    where.limits.refused(ticket, wait, kind, reply.headers)
                 else:
-                    where.limits.answered(ticket, None, headers)
-                if status not in RETRY_STATUS or code in _FINAL_429:
+                    where.limits.answered(ticket, None, reply.headers)
+                if status not in RETRY_STATUS or (code or kind or "") in _FINAL_429:
                     return row(call, "error", error=f"api: {last}", attempts=attempt + 1)
                 if wait is not None and wait > self.backoff_max:
                     self.report["retry_after_too_long"] += 1
                     return row(call, "error", attempts=attempt + 1,
                                error=f"api: {last}; the server asks to retry after {wait:g} s, "
                                      f"more than backoff_max={self.backoff_max:g} s: not retried")
-            except openai.OpenAIError as exc:  # any other client-side failure: recorded, not retried
-                where.limits.failed(ticket, reached=False)
-                message = scrub(f"{type(exc).__name__}: {exc}", secrets)
-                return row(call, "error", error=f"api: {message}", attempts=attempt + 1)
-            else:
-                self._reached(where)
-                out = answer_row(call, scrub_known(text, secrets), time.perf_counter() - t0,
-                                 attempt + 1, self.prices)
-                where.limits.answered(ticket, out["prompt_tokens"], raw.http_response.headers)
-                return out
             attempt += 1
             if attempt > self.max_retries:
                 self.report["gave_up"] += 1
@@ -283,7 +282,8 @@ def row(call: Call, status: str, *, response: str | None = None, error: str | No
 def answer_row(call: Call, text: str, latency: float, attempts: int,
                prices: Mapping[str, tuple[float, float]]) -> dict:
     """The row of an HTTP 200 answer: ``ok``, or ``paid_error`` when it is unusable. Its cost is
-    NaN when the usage is missing or not believable (then the budget charges the upper bound)."""
+    NaN when the usage is missing or not believable (then the budget charges the upper bound).
+    An ``ok`` row also carries the parsed answer as ``payload`` (not stored)."""
     try:
         payload = json.loads(text)
         if not isinstance(payload, dict):
@@ -302,4 +302,6 @@ def answer_row(call: Call, text: str, latency: float, attempts: int,
     first = choices[0] if isinstance(choices, list) else None
     if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
         return row(call, "paid_error", error="api: response has no message in choices[0]", **common)
-    return row(call, "ok", **common)
+    out = row(call, "ok", **common)
+    out["payload"] = payload  # the parsed answer, so the judgment need not parse it again
+    return out

@@ -1,7 +1,8 @@
 """Clients and the engine's event loop.
 
-One ``openai.AsyncOpenAI`` per endpoint, with the SDK's own retries off (the engine retries), and
-one background event loop on which every synchronous entry point runs its coroutine, so the same
+The API key of an endpoint; one ``openai.AsyncOpenAI`` per endpoint where the SDK is used (a
+client passed in, ``transport="openai"``, the Batch API), with the SDK's own retries off (the
+engine retries); and one background event loop on which every synchronous entry point runs its coroutine, so the same
 call works from a script and from a notebook whose loop is already running.
 """
 
@@ -16,7 +17,8 @@ from urllib.parse import urlparse
 from judgekit._aioloop import BackgroundLoop
 from judgekit.judging.secrets import public_endpoint, split_userinfo
 
-__all__ = ["CONNECT_TIMEOUT", "EngineLoop", "Progress", "is_loopback", "make_clients"]
+__all__ = ["CONNECT_TIMEOUT", "EngineLoop", "Progress", "is_loopback", "make_clients",
+           "resolve_key"]
 
 #: seconds a connection may take to open
 CONNECT_TIMEOUT = 10.0
@@ -30,13 +32,31 @@ def is_loopback(url: str) -> bool:
     return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
 
 
+def resolve_key(endpoint: str, client: Any, api_key: str | None) -> str:
+    """The API key for ``endpoint``: ``api_key``, else the passed-in client's, else
+    ``OPENAI_API_KEY``; a loopback endpoint needs none. Raises ValueError when there is none."""
+    key = api_key
+    if key is None and client is not None:
+        key = getattr(client, "api_key", None)
+    if key is None:
+        key = os.environ.get("OPENAI_API_KEY")
+    if key is None:
+        if not is_loopback(endpoint):
+            raise ValueError(
+                f"no API key for {public_endpoint(endpoint)}: set OPENAI_API_KEY, pass "
+                "api_key=..., or pass client=openai.AsyncOpenAI(...)"
+            )
+        key = "judgekit-local"
+    return key
+
+
 def make_clients(urls: Iterable[str], client: Any, api_key: str | None,
                  timeout: float) -> tuple[dict[str, Any], list[Any]]:
     """One AsyncOpenAI per URL (retries off: the engine retries), and the ones to close.
 
-    The key is ``api_key``, else the passed-in client's, else ``OPENAI_API_KEY``; a loopback
-    endpoint needs none. Connecting may take at most ``CONNECT_TIMEOUT`` seconds (or
-    ``timeout`` when shorter), so an unreachable host is found out quickly.
+    A passed-in ``openai.AsyncOpenAI`` is used with its own settings (pointed at each URL);
+    otherwise the key is :func:`resolve_key`'s. Connecting may take at most ``CONNECT_TIMEOUT``
+    seconds (or ``timeout`` when shorter), so an unreachable host is found out quickly.
     """
     import openai
 
@@ -48,19 +68,7 @@ def make_clients(urls: Iterable[str], client: Any, api_key: str | None,
             c = client.with_options(max_retries=0, timeout=limit,
                                     **({} if same else {"base_url": endpoint}))
         else:
-            key = api_key
-            if key is None and client is not None:
-                key = getattr(client, "api_key", None)
-            if key is None:
-                key = os.environ.get("OPENAI_API_KEY")
-            if key is None:
-                if is_loopback(endpoint):
-                    key = "judgekit-local"
-                else:
-                    raise ValueError(
-                        f"no API key for {public_endpoint(endpoint)}: set OPENAI_API_KEY, pass "
-                        "api_key=..., or pass client=openai.AsyncOpenAI(...)"
-                    )
+            key = resolve_key(endpoint, client, api_key)
             kwargs = {}
             if client is not None:
                 for name in ("organization", "project"):

@@ -17,7 +17,7 @@ from judgekit.judging.config import RunConfig
 from judgekit.judging.engine import run_judges
 from judgekit.judging.requests import Call, endpoint_of
 from judgekit.judging.responses import message_text
-from judgekit.judging.runner import adrive, bind, drive, run_calls
+from judgekit.judging.runner import CallList, adrive, bind, drive, run_calls
 
 __all__ = ["acomplete", "complete"]
 
@@ -58,12 +58,14 @@ class CompletionJob:
         return cls(index, calls, config)
 
     async def run(self, progress: Progress) -> pd.DataFrame:
-        results, report = await run_calls(self.config, self.calls, progress)
-        rows = []
-        for pid, k, key in self.index:
-            row = results.get(key)
-            if row is not None:
-                rows.append({"id": pid, "repeat": k, **completion(row), "request_key": key})
+        answers: dict[str, dict[str, Any]] = {}
+
+        def sink(key: str, row: Mapping[str, Any]) -> None:
+            answers[key] = completion(row)
+
+        report = await run_calls(self.config, CallList(self.calls), progress, sink)
+        rows = [{"id": pid, "repeat": k, **answers[key], "request_key": key}
+                for pid, k, key in self.index if key in answers]
         out = pd.DataFrame(rows, columns=_COLUMNS)
         out.attrs["judgekit_run"] = report
         return out

@@ -19,6 +19,7 @@ from typing import Any
 from judgekit.judging.cache import Cache
 from judgekit.judging.pricing import resolve_prices
 from judgekit.judging.secrets import public_endpoint
+from judgekit.judging.transport import check_client
 
 __all__ = ["RunConfig"]
 
@@ -64,6 +65,7 @@ class RunConfig:
     tpm: int | Mapping[str, int] | None = None
     rate_window: float = 60.0
     pending_batches: str = "skip"
+    transport: str = "auto"
     price_table: dict[str, tuple[float, float]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -101,6 +103,7 @@ class RunConfig:
             if not isinstance(self.client, (openai.AsyncOpenAI, openai.OpenAI)):
                 raise ValueError("client must be an openai.AsyncOpenAI or openai.OpenAI, got "
                                  f"{type(self.client).__name__}")
+        check_client(self.transport, self.client)
         object.__setattr__(self, "price_table", resolve_prices(self.prices))
 
     def limits_for(self, endpoint: str) -> tuple[int | None, int | None]:

@@ -1,7 +1,8 @@
 """Run judges over pairs through any OpenAI-compatible endpoint, cached and resumable.
 
 :func:`run_judges` renders every (pair, judge, order, ID arrangement, repeat) request, answers what
-it can from the cache, sends the rest through ``openai.AsyncOpenAI`` with bounded concurrency,
+it can from the cache, sends the rest over HTTP (judgekit's lean aiohttp transport, or the
+``openai`` SDK: :mod:`~judgekit.judging.transport`) with bounded concurrency,
 retries (exponential backoff with full jitter, honouring ``Retry-After``) and timeouts, stores
 every paid response durably before counting it done, and returns the judgments table of
 :mod:`judgekit.schema` with the raw text, errors, tokens, cost and latency of each call.
@@ -31,8 +32,8 @@ from judgekit.judging.cache import Cache
 from judgekit.judging.clients import Progress
 from judgekit.judging.config import RunConfig
 from judgekit.judging.judge import Judge, as_judges
-from judgekit.judging.requests import Task, build_tasks, check_swaps
-from judgekit.judging.responses import frame, judgment
+from judgekit.judging.requests import RequestPlan, check_swaps
+from judgekit.judging.responses import JudgmentColumns
 from judgekit.judging.runner import adrive, bind, drive, run_calls
 from judgekit.schema import validate_judgments, validate_pairs
 
@@ -44,24 +45,23 @@ class JudgingJob:
     """A checked run: the pairs, its requests and its settings."""
 
     pairs: pd.DataFrame
-    tasks: list[Task]
-    n: int
+    plan: RequestPlan
     config: RunConfig
 
     @classmethod
     def prepare(cls, values: Mapping[str, Any]) -> JudgingJob:
-        """Check every argument of :func:`run_judges` and render every request."""
+        """Check every argument of :func:`run_judges` and key every request."""
         pairs = validate_pairs(values["pairs"])
         config = RunConfig.of(values)
-        tasks = build_tasks(pairs, as_judges(values["judges"]), values["orders"],
-                            values["repeats"], check_swaps(values["id_swap"]), config.client)
-        return cls(pairs, tasks, len(tuple(values["orders"])[0]), config)
+        plan = RequestPlan(pairs, as_judges(values["judges"]), values["orders"],
+                           values["repeats"], check_swaps(values["id_swap"]), config.client)
+        return cls(pairs, plan, config)
 
     async def run(self, progress: Progress) -> pd.DataFrame:
-        results, report = await run_calls(self.config, [t.call for t in self.tasks], progress)
-        rows = [judgment(t, results.get(t.key)) for t in self.tasks if t.key in results]
-        judgments = frame(rows, self.n)
-        if self.n == 2:
+        table = JudgmentColumns(self.plan)
+        report = await run_calls(self.config, self.plan, progress, table.add)
+        judgments = table.frame()
+        if self.plan.n == 2:
             judgments = validate_judgments(judgments, self.pairs)
         judgments.attrs["judgekit_run"] = report
         return judgments
@@ -90,6 +90,7 @@ def run_judges(
     tpm: int | Mapping[str, int] | None = RunConfig.tpm,
     rate_window: float = RunConfig.rate_window,
     pending_batches: str = RunConfig.pending_batches,
+    transport: str = RunConfig.transport,
 ) -> pd.DataFrame:
     """Judge every pair with every judge, in each order, ID arrangement and repeat.
 
@@ -109,8 +110,9 @@ def run_judges(
     id_swap : bool or sequence of bool
         ``(False, True)`` judges both ID arrangements: with both orders, CalibraEval's X0..X3.
     client : openai.AsyncOpenAI or openai.OpenAI, optional
-        The client (its base URL and key); default: one made from each judge's ``base_url`` and
-        ``OPENAI_API_KEY``. Its own retries are turned off: the engine retries.
+        The client (its base URL and key; with ``transport="auto"`` it also sends the requests);
+        default: each judge's ``base_url`` and ``OPENAI_API_KEY``. Its own retries are turned
+        off: the engine retries.
     concurrency : int
         Requests in flight at once (at most: the engine lowers it after 429 answers and raises
         it again as calls succeed).
@@ -157,6 +159,13 @@ def run_judges(
     pending_batches : {"skip", "send"}
         Requests recorded in a batch that was not collected yet are not sent (``"skip"``, with
         a warning naming the batches) or sent again (``"send"``: paid twice).
+    transport : {"auto", "aiohttp", "openai"}
+        How requests travel. ``"aiohttp"``: judgekit's lean HTTP client (plain JSON over a
+        connection pool sized to ``concurrency``; several times less CPU per call than the SDK,
+        which shows with fast endpoints). ``"openai"``: the ``openai`` SDK. ``"auto"``: the lean
+        client, unless ``client`` is given: then that client sends, with its own
+        authentication (Azure), headers, proxies and HTTP settings. Retries, budget, cache,
+        rate limits and errors are the same either way, and so is the table.
 
     Returns
     -------

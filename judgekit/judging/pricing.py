@@ -181,7 +181,7 @@ def estimate_cost(
     if not (isinstance(chars_per_token, (int, float)) and chars_per_token > 0):
         raise ValueError(f"chars_per_token must be a positive number, got {chars_per_token!r}")
     with open_cache(cache) as store:
-        cached = set(store.get_many([t.key for t in tasks])) if store is not None else set()
+        cached = store.stored_keys(t.key for t in tasks) if store is not None else set()
     factor = BATCH_DISCOUNT if batch else 1.0
     rows = []
     for judge in judge_list:

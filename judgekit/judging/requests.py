@@ -3,8 +3,9 @@ cache key, built and checked before anything is sent."""
 
 from __future__ import annotations
 
+import array
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,8 @@ from judgekit.judging.judge import Judge
 from judgekit.judging.secrets import public_endpoint
 from judgekit.judging.templates import _check_order
 
-__all__ = ["Call", "Task", "build_tasks", "check_orders", "check_swaps", "endpoint_of"]
+__all__ = ["Call", "RequestPlan", "Task", "build_tasks", "check_orders", "check_swaps",
+           "endpoint_of"]
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 
@@ -119,11 +121,9 @@ def check_orders(orders: Sequence[str]) -> tuple[str, ...]:
     return orders
 
 
-def build_tasks(
-    pairs: pd.DataFrame, judges: list[Judge], orders: Sequence[str], repeats: int,
-    swaps: tuple[bool, ...], client: Any,
-) -> list[Task]:
-    """Render every request of a run (raises before anything is sent when one cannot be made)."""
+def _check(pairs: pd.DataFrame, judges: list[Judge], orders: Sequence[str], repeats: int,
+           swaps: tuple[bool, ...]) -> tuple[tuple[str, ...], int]:
+    """Check a run's orders, columns, repeats and templates; (orders, responses shown)."""
     orders = check_orders(orders)
     n = len(orders[0])
     if n > 2 and any(swaps):
@@ -142,6 +142,22 @@ def build_tasks(
         if j.template.max_responses < n:
             raise ValueError(f"template {j.template.name!r} of judge {j.id!r} takes at most "
                              f"{j.template.max_responses} responses; orders show {n}")
+    return orders, n
+
+
+def _render(judge: Judge, row: Mapping[str, Any], order: str, swap: bool) -> list[dict[str, str]]:
+    try:
+        return judge.template.render_pair(row, order=order, id_swap=swap)
+    except ValueError as exc:
+        raise ValueError(f"pair {row['pair_id']!r}, judge {judge.id!r}: {exc}") from exc
+
+
+def build_tasks(
+    pairs: pd.DataFrame, judges: list[Judge], orders: Sequence[str], repeats: int,
+    swaps: tuple[bool, ...], client: Any,
+) -> list[Task]:
+    """Render every request of a run (raises before anything is sent when one cannot be made)."""
+    orders, _ = _check(pairs, judges, orders, repeats, swaps)
     rows = pairs.to_dict("records")
     tasks = []
     for judge in judges:
@@ -149,11 +165,98 @@ def build_tasks(
         for row in rows:
             for order in orders:
                 for swap in swaps:
-                    try:
-                        messages = judge.template.render_pair(row, order=order, id_swap=swap)
-                    except ValueError as exc:
-                        raise ValueError(f"pair {row['pair_id']!r}, judge {judge.id!r}: {exc}") from exc
+                    messages = _render(judge, row, order, swap)
                     for k in range(int(repeats)):
                         call = Call.make(url, judge.body(messages, k), k)
                         tasks.append(Task(row["pair_id"], judge, order, swap, call))
     return tasks
+
+
+class RequestPlan:
+    """Every request of a judging run by key, its bodies rendered again only when sent.
+
+    Building the plan renders every request once (so one that cannot be made raises before
+    anything is sent) and keeps its key and what it judges, not its body: a run answered from
+    the cache never holds the request bodies. :meth:`prepare` and :meth:`call` render the bodies
+    of the requests to send. Tasks are in the order of :func:`build_tasks`: judge, pair, order,
+    ID arrangement, repeat.
+
+    It is a :class:`~judgekit.judging.runner.CallPlan`: ``keys`` (distinct, in task order) and
+    ``urls`` (URL to public endpoint).
+    """
+
+    #: pair rows rendered at a time while building
+    CHUNK = 2000
+
+    def __init__(self, pairs: pd.DataFrame, judges: list[Judge], orders: Sequence[str],
+                 repeats: int, swaps: tuple[bool, ...], client: Any) -> None:
+        self.orders, self.n = _check(pairs, judges, orders, repeats, swaps)
+        self.pairs, self.judges, self.swaps = pairs, judges, swaps
+        self.judge_urls = [endpoint_of(j.base_url, client) for j in judges]
+        self.urls = {u: public_endpoint(u) for u in self.judge_urls}
+        task_keys: list[str] = []
+        cols = {name: array.array("q") for name in ("pos", "judge", "order", "swap", "repeat")}
+        first: dict[str, int] = {}
+        self._dups: dict[str, list[int]] = {}
+        for ji, judge in enumerate(judges):
+            endpoint = self.urls[self.judge_urls[ji]]
+            for start in range(0, len(pairs), self.CHUNK):
+                records = pairs.iloc[start : start + self.CHUNK].to_dict("records")
+                for offset, row in enumerate(records):
+                    for oi, order in enumerate(self.orders):
+                        for si, swap in enumerate(swaps):
+                            messages = _render(judge, row, order, swap)
+                            for k in range(int(repeats)):
+                                key = request_key(endpoint, judge.body(messages, k), k)
+                                i = len(task_keys)
+                                if first.setdefault(key, i) != i:
+                                    self._dups.setdefault(key, []).append(i)
+                                task_keys.append(key)
+                                for name, value in zip(cols, (start + offset, ji, oi, si, k)):
+                                    cols[name].append(value)
+        self.task_keys = task_keys
+        self.columns = {name: np.frombuffer(v, dtype=np.int64).copy() if len(v) else
+                        np.zeros(0, dtype=np.int64) for name, v in cols.items()}
+        self._first = first
+        self.keys = list(first)
+        self._records: dict[int, dict[str, Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self.task_keys)
+
+    def tasks_of(self, key: str) -> list[int]:
+        """The tasks (indices) that this request answers (more than one when two judges send
+        the same body)."""
+        first = self._first[key]
+        return [first, *self._dups[key]] if key in self._dups else [first]
+
+    def judge_of(self, i: int) -> Judge:
+        return self.judges[self.columns["judge"][i]]
+
+    def model(self, key: str) -> str:
+        return self.judge_of(self._first[key]).model
+
+    def url(self, key: str) -> str:
+        return self.judge_urls[self.columns["judge"][self._first[key]]]
+
+    def prepare(self, keys: list[str]) -> None:
+        """Read the pair rows of the requests to be sent (their bodies are rendered by
+        :meth:`call`)."""
+        positions = sorted({int(self.columns["pos"][self._first[k]]) for k in keys}
+                           - set(self._records))
+        if positions:
+            records = self.pairs.iloc[positions].to_dict("records")
+            self._records.update(zip(positions, records))
+
+    def call(self, key: str) -> Call:
+        """The call of ``key``, its body rendered now."""
+        i = self._first[key]
+        c = {name: int(v[i]) for name, v in self.columns.items()}
+        pos = c["pos"]
+        if pos not in self._records:
+            self.prepare([key])
+        judge = self.judges[c["judge"]]
+        messages = _render(judge, self._records[pos], self.orders[c["order"]],
+                           self.swaps[c["swap"]])
+        url = self.judge_urls[c["judge"]]
+        return Call(key, self.urls[url], judge.body(messages, c["repeat"]), c["repeat"], url)

@@ -1,5 +1,5 @@
 """Tables from stored answers: a judgment per request (verdict, ``p_a``, error, tokens, cost)
-and the judgments frame in the column order of :mod:`judgekit.schema`."""
+and the judgments frame in the column order of :mod:`judgekit.schema`, built column by column."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.judging.judge import Judge
 from judgekit.judging.logprobs import option_probabilities
-from judgekit.judging.requests import Task
+from judgekit.judging.requests import RequestPlan
 
-__all__ = ["frame", "judgment", "message_text"]
+__all__ = ["JudgmentColumns", "judgment", "message_text"]
 
 
 def message_text(message: Any) -> str | None:
@@ -36,23 +37,22 @@ def message_text(message: Any) -> str | None:
     return content if isinstance(content, str) else None
 
 
-def judgment(task: Task, row: Mapping[str, Any] | None) -> dict[str, Any]:
-    """One row of the judgments table from a stored answer (None: not answered)."""
-    template = task.judge.template
-    n = len(task.order)
-    ids = template.ids_for(n, task.id_swap)
+def judgment(judge: Judge, order: str, id_swap: bool,
+             row: Mapping[str, Any]) -> dict[str, Any]:
+    """The columns of one judgment that its answer decides: verdict, ``p_a``.., raw text, error,
+    ``p_note``, finish reason, tokens, cost, latency and ``cached``.
+
+    ``row`` is a stored answer (:data:`~judgekit.judging.cache.ANSWER_COLUMNS` plus ``cached``).
+    """
+    template = judge.template
+    n = len(order)
+    ids = template.ids_for(n, id_swap)
     out: dict[str, Any] = {
-        "pair_id": task.pair_id, "judge": task.judge.id, "order": task.order,
-        "id_swap": task.id_swap, "repeat": task.repeat, "verdict": None,
-        **{f"p_{letter}": float("nan") for letter in "abcd"[:n]},
-        "model": task.judge.model, "template": template.name,
-        "temperature": float(task.judge.temperature), "raw": None, "error": None, "p_note": None,
-        "finish_reason": None, "prompt_tokens": np.nan, "completion_tokens": np.nan,
-        "cost_usd": np.nan, "latency_s": np.nan, "cached": bool(row["cached"]) if row else False,
-        "request_key": task.key,
+        "verdict": None, **{f"p_{letter}": float("nan") for letter in "abcd"[:n]},
+        "raw": None, "error": None, "p_note": None, "finish_reason": None,
+        "prompt_tokens": np.nan, "completion_tokens": np.nan, "cost_usd": np.nan,
+        "latency_s": np.nan, "cached": bool(row["cached"]),
     }
-    if row is None:
-        return out
     for col in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s"):
         if row.get(col) is not None:
             out[col] = row[col]
@@ -60,7 +60,8 @@ def judgment(task: Task, row: Mapping[str, Any] | None) -> dict[str, Any]:
         out["error"] = row["error"]
         return out
     try:
-        choice = json.loads(row["response"])["choices"][0]
+        payload = row.get("payload")
+        choice = (payload if payload is not None else json.loads(row["response"]))["choices"][0]
         message = choice.get("message") or {}
         text = message_text(message)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
@@ -79,12 +80,12 @@ def judgment(task: Task, row: Mapping[str, Any] | None) -> dict[str, Any]:
             reason = f"refused: {refusal}"
         out["error"] = f"parse: {reason}"
         return out
-    letters = task.order
+    letters = order
     if template.ties and parsed.option == template.tie_id:
         out["verdict"] = "tie"
     else:
         out["verdict"] = letters[ids.index(parsed.option)]
-    if task.judge.logprobs:
+    if judge.logprobs:
         try:
             logprobs = (choice.get("logprobs") or {}).get("content")
             probs, note = option_probabilities(
@@ -100,18 +101,90 @@ def judgment(task: Task, row: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-_FRONT = ["pair_id", "judge", "order", "id_swap", "repeat", "verdict", "p_a", "p_b", "p_c", "p_d"]
+_TEXT = ("verdict", "raw", "error", "p_note", "finish_reason")
 
 
-def frame(rows: list[dict[str, Any]], n: int) -> pd.DataFrame:
-    """The judgments frame of these rows, in the column order of :mod:`judgekit.schema`."""
-    df = pd.DataFrame(rows)
-    if df.empty:
-        df = pd.DataFrame(columns=[*_FRONT[:5], "verdict", *[f"p_{x}" for x in "abcd"[:n]]])
-    for col in ("verdict", "raw", "error", "p_note", "finish_reason"):
-        if col in df.columns:
+#: columns held as float arrays (NaN when missing); the token counts become int64 when every
+#: answer gives them, as pandas infers from Python ints
+_NUMBERS = ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s")
+_INTEGERS = ("prompt_tokens", "completion_tokens")
+
+
+class JudgmentColumns:
+    """The judgments table of a run, built column by column as answers arrive (in any order):
+    one slot per task of the plan, filled by :meth:`add` (a runner's sink), and a frame of the
+    answered tasks in task order.
+
+    Only what the table shows is kept of each answer (numbers in arrays, texts as references),
+    so building the table of a large cached run takes memory for the table, not for the stored
+    answers.
+    """
+
+    def __init__(self, plan: RequestPlan) -> None:
+        self.plan = plan
+        size = len(plan)
+        # two-response runs keep p_a only (p_b = 1 - p_a)
+        self._probs = [f"p_{x}" for x in ("a" if plan.n == 2 else "abcd"[: plan.n])]
+        self.texts: dict[str, list[Any]] = {name: [None] * size for name in _TEXT}
+        self.numbers = {name: np.full(size, np.nan) for name in (*self._probs, *_NUMBERS)}
+        self.cached = np.zeros(size, dtype=bool)
+        self.answered = np.zeros(size, dtype=bool)
+        self._interned: dict[str, str] = {}
+
+    def add(self, key: str, row: Mapping[str, Any]) -> None:
+        """Fill the tasks that ``row`` (the answer of ``key``) answers."""
+        plan, texts, numbers = self.plan, self.texts, self.numbers
+        c = plan.columns
+        for i in plan.tasks_of(key):
+            values = judgment(plan.judge_of(i), plan.orders[c["order"][i]],
+                              plan.swaps[c["swap"][i]], row)
+            for name in _TEXT:
+                value = values[name]
+                if name == "finish_reason" and isinstance(value, str):
+                    value = self._interned.setdefault(value, value)  # one object per reason
+                texts[name][i] = value
+            for name, array in numbers.items():
+                array[i] = values[name]
+            self.cached[i] = values["cached"]
+            self.answered[i] = True
+
+    def frame(self) -> pd.DataFrame:
+        """The judgments of the answered tasks, in the column order of :mod:`judgekit.schema`
+        (two-response runs leave out ``p_b`` = 1 - ``p_a``)."""
+        plan = self.plan
+        idx = np.flatnonzero(self.answered)
+        c = {name: v[idx] for name, v in plan.columns.items()}
+        pair_ids = plan.pairs["pair_id"].tolist()
+        judges = plan.judges
+
+        def per_judge(values: list[Any]) -> list[Any]:
+            return [values[j] for j in c["judge"].tolist()]
+
+        numbers = {name: array[idx] for name, array in self.numbers.items()}
+        for name in _INTEGERS:
+            if len(idx) and not np.isnan(numbers[name]).any():
+                numbers[name] = numbers[name].astype(np.int64)
+        data: dict[str, Any] = {
+            "pair_id": [pair_ids[p] for p in c["pos"].tolist()],
+            "judge": per_judge([j.id for j in judges]),
+            "order": [plan.orders[o] for o in c["order"].tolist()],
+            "id_swap": np.asarray(plan.swaps, dtype=bool)[c["swap"]],
+            "repeat": c["repeat"],
+            "verdict": _take(self.texts["verdict"], idx),
+            **{name: numbers[name] for name in self._probs},
+            "model": per_judge([j.model for j in judges]),
+            "template": per_judge([j.template.name for j in judges]),
+            "temperature": np.asarray([float(j.temperature) for j in judges])[c["judge"]],
+            **{name: _take(self.texts[name], idx) for name in _TEXT if name != "verdict"},
+            **{name: numbers[name] for name in _NUMBERS},
+            "cached": self.cached[idx],
+            "request_key": _take(plan.task_keys, idx),
+        }
+        df = pd.DataFrame(data)
+        for col in _TEXT:
             df[col] = df[col].astype(object).where(df[col].notna(), None)
-    if n == 2 and "p_b" in df.columns:
-        df = df.drop(columns="p_b")  # p_b = 1 - p_a
-    front = [c for c in _FRONT if c in df.columns]
-    return df[front + [c for c in df.columns if c not in front]]
+        return df
+
+
+def _take(values: list[Any], idx: np.ndarray) -> list[Any]:
+    return values if len(idx) == len(values) else [values[i] for i in idx.tolist()]

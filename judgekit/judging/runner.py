@@ -5,7 +5,12 @@ counting it done.
 Order of a call: claim its key in the cache (another run may be sending it), reserve its upper
 cost, wait for room under the endpoint's rate limits, send (with retries), settle its cost, then
 store the answer and drop the claim in one transaction. Money is reserved and settled with no
-``await`` in between, so no call is ever sent against money another call has spent.
+``await`` in between, so no call is ever sent against money another call has spent. Claims and
+answers of the calls in flight are committed in groups (:mod:`judgekit.judging.writer`).
+
+A run reads answers, it does not collect them: each answer, stored or live, is handed to the job's
+``sink`` as soon as it is known, and the stored ones are read a chunk at a time without their
+request bodies, so a cached re-run holds what the job keeps of each answer, not the cache.
 """
 
 from __future__ import annotations
@@ -19,27 +24,78 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import pandas as pd
 
-from judgekit.exceptions import CacheError, CacheWarning
+from judgekit.exceptions import CacheError, CacheWarning, JudgeConnectionError
 from judgekit.judging.budget import Budget, Reservation
 from judgekit.judging.cache import LEASE, Cache, new_owner, open_cache
 from judgekit.judging.calls import Endpoint, Sender
-from judgekit.judging.clients import EngineLoop, Progress, make_clients
+from judgekit.judging.clients import EngineLoop, Progress
 from judgekit.judging.config import RunConfig
 from judgekit.judging.limits import EndpointLimits
 from judgekit.judging.pricing import price_of, upper_cost
 from judgekit.judging.requests import Call
 from judgekit.judging.secrets import url_secrets
+from judgekit.judging.transport import make_transports
+from judgekit.judging.writer import Writer
 
-__all__ = ["Runner", "adrive", "announce", "bind", "drive", "new_report", "run_calls"]
+__all__ = ["CallList", "CallPlan", "Runner", "Sink", "adrive", "announce", "bind", "drive",
+           "new_report", "run_calls"]
 
 log = logging.getLogger("judgekit.engine")
 
 #: seconds between looks at calls another run is sending
 _POLL = (0.05, 1.0)
+
+#: ``sink(key, row)``: an answer (a cache row without its request body, plus ``cached``)
+Sink = Callable[[str, Mapping[str, Any]], None]
+
+
+class CallPlan(Protocol):
+    """The calls of a run, by key: what the runner needs to look them up and to send them.
+
+    ``keys`` are distinct, in the order the calls are sent; ``urls`` maps every URL the calls go
+    to (with credentials) to its public endpoint. Bodies are made on demand (:meth:`call`), after
+    :meth:`prepare` was told which keys will be sent.
+    """
+
+    keys: list[str]
+    urls: dict[str, str]
+
+    def model(self, key: str) -> str: ...
+
+    def url(self, key: str) -> str: ...
+
+    def prepare(self, keys: list[str]) -> None: ...
+
+    def call(self, key: str) -> Call: ...
+
+
+@dataclass
+class CallList:
+    """A :class:`CallPlan` of calls whose bodies are made already."""
+
+    calls: list[Call]
+
+    def __post_init__(self) -> None:
+        self._by_key = {c.key: c for c in self.calls}
+        self.keys = list(self._by_key)
+        self.urls = {c.url: c.endpoint for c in self.calls}
+
+    def model(self, key: str) -> str:
+        return self._by_key[key].body["model"]
+
+    def url(self, key: str) -> str:
+        return self._by_key[key].url
+
+    def prepare(self, keys: list[str]) -> None:
+        pass
+
+    def call(self, key: str) -> Call:
+        return self._by_key[key]
 
 
 def new_report() -> dict[str, Any]:
@@ -53,67 +109,98 @@ def new_report() -> dict[str, Any]:
 
 
 class Runner:
-    """Executes calls: cache lookups and claims, bounded concurrency, retries, budget, rate
-    limits, durable writes."""
+    """Executes a plan's calls: cache lookups and claims, bounded concurrency, retries, budget,
+    rate limits, durable writes; every answer goes to ``sink``."""
 
-    def __init__(self, config: RunConfig, *, endpoints: dict[str, Endpoint], cache: Cache | None,
-                 progress: Progress) -> None:
-        self.config, self.cache, self.progress = config, cache, progress
+    def __init__(self, config: RunConfig, *, plan: CallPlan, cache: Cache | None,
+                 progress: Progress, sink: Sink) -> None:
+        self.config, self.plan, self.cache, self.progress, self.sink = \
+            config, plan, cache, progress, sink
         self.report = new_report()
         self.budget = Budget(config.budget_usd)
-        self.sender = Sender(
-            endpoints=endpoints, timeout=config.timeout, max_retries=config.max_retries,
-            backoff_base=config.backoff_base, backoff_max=config.backoff_max,
-            prices=config.price_table, report=self.report,
-        )
+        self.sender: Sender | None = None
+        self.endpoints: dict[str, Endpoint] = {}
         self.owner = new_owner()
         self._writes = cache is not None and not cache.read_only
         self._spent = 0.0  # known costs of the answers received (reported)
         self._stop: str | None = None
-        self._results: dict[str, dict[str, Any]] = {}
-        self._deferred: dict[str, Call] = {}
-        self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judgekit-cache")
+        self._deferred: dict[str, None] = {}
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judgekit-cache")
+        self._writer = Writer(cache, self.owner, self._executor) if self._writes else None
+
+    @property
+    def abort(self) -> JudgeConnectionError | None:
+        """Why the run stopped sending, when an endpoint could not be reached."""
+        return self.sender.abort if self.sender is not None else None
 
     async def _db(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run a cache operation on the writer thread (one at a time, off the event loop)."""
-        return await asyncio.get_running_loop().run_in_executor(self._writer, fn, *args)
+        """Run a cache operation on the cache's thread (one at a time, off the event loop)."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
-    def _pending(self, unique: list[Call]) -> list[Call]:
-        """The calls not answered in the cache and not held by a batch not collected yet."""
-        store = self.cache
-        cached = store.get_many([c.key for c in unique]) if store is not None else {}
-        if self.config.retry_errors:
-            redo = [k for k, r in cached.items() if r["status"] != "ok"]
-            if redo and self._writes:
-                store.delete(redo)
-            for k in redo:
-                cached.pop(k)
-        self._results.update({k: {**r, "cached": True} for k, r in cached.items()})
-        self.report["cached"] = len(cached)
-        pending = [c for c in unique if c.key not in cached]
-        if store is not None and self.config.pending_batches == "skip" and pending:
-            held = store.pending_batches([c.key for c in pending])
+    def _answer(self, key: str, row: Mapping[str, Any], cached: bool) -> None:
+        self.sink(key, {**row, "cached": cached})
+
+    def _lookup(self) -> list[str]:
+        """Hand every stored answer to the sink; the keys not answered in the cache and not
+        held by a batch not collected yet."""
+        keys, store = self.plan.keys, self.cache
+        if store is None:
+            return list(keys)
+        found: set[str] = set()
+        redo: list[str] = []
+        for row in store.lookup(keys):
+            if self.config.retry_errors and row["status"] != "ok":
+                redo.append(row["key"])
+                continue
+            found.add(row["key"])
+            row["cached"] = True
+            self.sink(row["key"], row)
+        if redo and self._writes:
+            store.delete(redo)
+        self.report["cached"] = len(found)
+        pending = [k for k in keys if k not in found]
+        if self.config.pending_batches == "skip" and pending:
+            held = store.pending_batches(pending)
             if held:
                 self.report["not_run_pending_batch"] = len(held)
                 self.report["pending_batches"] = sorted(set(held.values()))
-                pending = [c for c in pending if c.key not in held]
+                pending = [k for k in pending if k not in held]
         return pending
 
-    async def run(self, calls: list[Call]) -> dict[str, dict[str, Any]]:
-        """Rows by key for every call answered (from the cache or live)."""
-        try:
-            return await self._run(calls)
-        finally:
-            self._writer.shutdown(wait=True)
+    def _connect(self, pending: list[str]) -> None:
+        """The transport, secrets and pacing of every URL the pending calls go to."""
+        config = self.config
+        urls = {self.plan.url(k) for k in pending}
+        transports = make_transports(urls, transport=config.transport, client=config.client,
+                                     api_key=config.api_key, timeout=config.timeout,
+                                     pool=config.concurrency)
+        for url, transport in transports.items():
+            rpm, tpm = config.limits_for(self.plan.urls[url])
+            limits = EndpointLimits(rpm, tpm, config.rate_window, config.concurrency)
+            self.endpoints[url] = Endpoint(transport, [transport.api_key, *url_secrets(url)],
+                                           limits)
+        self.sender = Sender(
+            endpoints=self.endpoints, timeout=config.timeout, max_retries=config.max_retries,
+            backoff_base=config.backoff_base, backoff_max=config.backoff_max,
+            prices=config.price_table, report=self.report,
+        )
 
-    async def _run(self, calls: list[Call]) -> dict[str, dict[str, Any]]:
+    async def run(self) -> dict[str, Any]:
+        """Answer every key of the plan (from the cache or live); the run's counts."""
+        try:
+            return await self._run()
+        finally:
+            for where in self.endpoints.values():
+                await where.transport.close()
+            self._executor.shutdown(wait=True)
+
+    async def _run(self) -> dict[str, Any]:
         start = time.perf_counter()
-        unique = list({c.key: c for c in calls}.values())
-        self.report["requests"] = len(unique)
-        pending = self._pending(unique)
+        self.report["requests"] = len(self.plan.keys)
+        pending = self._lookup()
         if self.budget.active:
             table = self.config.price_table
-            unknown = sorted({c.body["model"] for c in pending if price_of(c.body["model"], table) is None})
+            unknown = sorted({m for m in map(self.plan.model, pending) if price_of(m, table) is None})
             if unknown:
                 raise ValueError(
                     f"budget_usd needs a price for {unknown}: pass prices={{model: (input, output)}} "
@@ -121,6 +208,9 @@ class Runner:
                 )
         if pending and self._writes:
             self.cache.check_writable()  # a cache that cannot store answers fails before any call
+        if pending:
+            self._connect(pending)
+            self.plan.prepare(pending)
         self.progress.total = len(pending)
         heartbeat = asyncio.create_task(self._heartbeat()) if self._writes and pending else None
         try:
@@ -141,16 +231,16 @@ class Runner:
         self.report["cost_usd"] = round(self._spent, 10)
         self.report["unconfirmed_usd"] = round(self.report["unconfirmed_usd"], 10)
         self.report["elapsed_s"] = round(time.perf_counter() - start, 3)
-        return self._results
+        return self.report
 
-    async def _work(self, calls: list[Call]) -> None:
-        if not calls:
+    async def _work(self, keys: list[str]) -> None:
+        if not keys:
             return
-        queue: asyncio.Queue[Call] = asyncio.Queue()
-        for c in calls:
-            queue.put_nowait(c)
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        for k in keys:
+            queue.put_nowait(k)
         workers = [asyncio.create_task(self._worker(queue))
-                   for _ in range(min(self.config.concurrency, len(calls)))]
+                   for _ in range(min(self.config.concurrency, len(keys)))]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -165,25 +255,31 @@ class Runner:
             except CacheError as exc:
                 self._cache_failed(exc)
 
-    async def _recheck(self) -> list[Call]:
-        """Look again at the deferred calls: read the answers stored meanwhile; return the calls
+    async def _read(self, keys: list[str]) -> list[dict[str, Any]]:
+        return await self._db(lambda: list(self.cache.lookup(keys)))
+
+    async def _recheck(self) -> list[str]:
+        """Look again at the deferred calls: read the answers stored meanwhile; return the keys
         whose claim this run now holds (their run gave up or died)."""
         keys = list(self._deferred)
         try:
             state = await self._db(self.cache.claim, keys, self.owner)
-            stored = await self._db(self.cache.get_many, [k for k in keys if state[k] == "stored"])
+            stored = await self._read([k for k in keys if state[k] == "stored"])
         except CacheError as exc:
             self._cache_failed(exc)
             self.report["not_run_stopped"] += len(keys)
             self.progress.done += len(keys)
             self._deferred.clear()
             return []
-        for key, found in stored.items():
-            self._results[key] = {**found, "cached": True}
+        for found in stored:
+            self._answer(found["key"], found, True)
             self.report["cached_elsewhere"] += 1
             self.progress.done += 1
-            del self._deferred[key]
-        return [self._deferred.pop(k) for k in keys if state[k] == "mine"]
+            del self._deferred[found["key"]]
+        mine = [k for k in keys if state[k] == "mine"]
+        for k in mine:
+            del self._deferred[k]
+        return mine
 
     def _cache_failed(self, exc: CacheError) -> None:
         if self._stop is None:
@@ -191,45 +287,46 @@ class Runner:
             self.report["cache_error"] = str(exc)
 
     def _stopped(self) -> bool:
-        if self.sender.abort is not None and self._stop is None:
-            self._stop = str(self.sender.abort)
+        if self.abort is not None and self._stop is None:
+            self._stop = str(self.abort)
         return self._stop is not None
 
-    async def _claim(self, call: Call) -> str:
+    async def _claim(self, key: str) -> str:
         """``mine`` (send it), ``stored`` (answered meanwhile: read) or ``busy`` (deferred)."""
         if not self._writes:
             return "mine"
         try:
-            state = (await self._db(self.cache.claim, [call.key], self.owner))[call.key]
+            state = await self._writer.claim(key)
+            if state == "stored":
+                for found in await self._read([key]):
+                    self._answer(key, found, True)
+                    self.report["cached_elsewhere"] += 1
         except CacheError as exc:
             self._cache_failed(exc)
             return "stop"
-        if state == "stored":
-            found = (await self._db(self.cache.get_many, [call.key]))[call.key]
-            self._results[call.key] = {**found, "cached": True}
-            self.report["cached_elsewhere"] += 1
-        elif state == "busy":
-            self._deferred[call.key] = call
+        if state == "busy":
+            self._deferred[key] = None
         return state
 
     async def _worker(self, queue: asyncio.Queue) -> None:
         while not queue.empty():
-            call = queue.get_nowait()
+            key = queue.get_nowait()
             if self._stopped():
                 self.report["not_run_stopped"] += 1
                 self.progress.done += 1
                 continue
-            state = await self._claim(call)
+            state = await self._claim(key)
             if state == "stop":
                 self.report["not_run_stopped"] += 1
             if state != "mine":
                 self.progress.done += state != "busy"
                 continue
+            call = self.plan.call(key)
             money = Reservation(self.budget, upper_cost(call.body, self.config.price_table))
             if not await money.take():
                 self.report["not_run_budget"] += 1
                 self.progress.done += 1
-                await self._release(call)
+                await self._release(key)
                 continue
             try:
                 row = await self.sender.send(call, money)
@@ -237,14 +334,15 @@ class Runner:
                 money.settle(0.0)
                 raise
             self._settle(row, money)
+            cached = False
             if row["status"] in ("ok", "paid_error"):
-                row = await self._store(row)
+                row, cached = await self._store(row)
                 self.report["paid"] += 1
             else:
-                await self._release(call)
+                await self._release(key)
             if row["status"] != "ok":
                 self.report["errors"] += 1
-            self._results[call.key] = {"cached": False, **row}
+            self._answer(key, row, cached)
             self.progress.done += 1
 
     def _settle(self, row: dict[str, Any], money: Reservation) -> None:
@@ -260,62 +358,43 @@ class Runner:
         # settled before any await, so no other call is sent against money this one spent
         money.settle(row["cost_usd"] if known else (money.upper if paid else 0.0))
 
-    async def _store(self, row: dict[str, Any]) -> dict[str, Any]:
+    async def _store(self, row: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """Store a paid answer (durable before the call counts as done); the row the cache holds
-        for its key, which is another run's when that one stored first."""
+        for its key, which is another run's when that one stored first (then ``cached``)."""
         if self.cache is None:
-            return row
+            return row, False
         if not self._writes:
             self.report["not_stored"] += 1
-            return row
+            return row, False
         try:
-            if await self._db(self.cache.put, row, self.owner):
-                return row
-            held = (await self._db(self.cache.get_many, [row["key"]])).get(row["key"])
+            held = await self._writer.put(row)
         except CacheError as exc:
             self._cache_failed(exc)
             self.report["not_stored"] += 1
-            return row  # paid answers are always returned
-        return {**held, "cached": True} if held is not None else row
+            return row, False  # paid answers are always returned
+        return (row, False) if held is None else (held, True)
 
-    async def _release(self, call: Call) -> None:
+    async def _release(self, key: str) -> None:
         if self._writes:
             try:
-                await self._db(self.cache.release, self.owner, [call.key])
+                await self._writer.release(key)
             except CacheError as exc:
                 self._cache_failed(exc)
 
 
-def _endpoints(config: RunConfig, calls: list[Call]) -> tuple[dict[str, Endpoint], list[Any]]:
-    """The client, secrets and pacing of every URL the calls go to; the clients to close."""
-    urls = {c.url: c.endpoint for c in calls}
-    clients, owned = make_clients(urls, config.client, config.api_key, config.timeout)
-    out = {}
-    for url, public in urls.items():
-        client = clients[url]
-        rpm, tpm = config.limits_for(public)
-        limits = EndpointLimits(rpm, tpm, config.rate_window, config.concurrency)
-        out[url] = Endpoint(client, [getattr(client, "api_key", "") or "", *url_secrets(url)], limits)
-    return out, owned
-
-
-async def run_calls(config: RunConfig, calls: list[Call],
-                    progress: Progress) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """Open the cache and the clients a run needs, run ``calls``, close what was opened; the rows
-    by key and the run's counts. Raises :class:`~judgekit.exceptions.JudgeConnectionError` when an
-    endpoint cannot be reached (what was received is stored first)."""
-    config.check_endpoints({c.endpoint for c in calls})
+async def run_calls(config: RunConfig, plan: CallPlan, progress: Progress,
+                    sink: Sink) -> dict[str, Any]:
+    """Open the cache a run needs, answer every call of ``plan`` (each answer to ``sink``),
+    close what was opened; the run's counts. Raises
+    :class:`~judgekit.exceptions.JudgeConnectionError` when an endpoint cannot be reached (what
+    was received is stored and handed to the sink first)."""
+    config.check_endpoints(set(plan.urls.values()))
     with open_cache(config.cache) as store:
-        endpoints, owned = _endpoints(config, calls)
-        runner = Runner(config, endpoints=endpoints, cache=store, progress=progress)
-        try:
-            results = await runner.run(calls)
-        finally:
-            for c in owned:
-                await c.close()
-    if runner.sender.abort is not None:
-        raise runner.sender.abort
-    return results, dict(runner.report)
+        runner = Runner(config, plan=plan, cache=store, progress=progress, sink=sink)
+        report = await runner.run()
+    if runner.abort is not None:
+        raise runner.abort
+    return dict(report)
 
 
 def announce(report: Mapping[str, Any]) -> None:

@@ -2,15 +2,32 @@
 
 The choice is a pure function of (request body digest, attempt number, seed), so a retried request
 eventually succeeds, two runs of the same job see the same faults, and the rate limiter or the
-timing of a run cannot change which attempt fails.
+timing of a run cannot change which attempt fails. The digest is of the body's content (canonical
+JSON), not of its bytes, so two clients that write the same request differently (key order,
+spacing, escapes) see the same faults.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["FAULT_KINDS", "Faults"]
+__all__ = ["FAULT_KINDS", "Faults", "body_digest"]
+
+
+def body_digest(body: Mapping[str, Any]) -> bytes:
+    """The sha256 of a request body's canonical JSON (keys sorted, compact, UTF-8).
+
+    Examples
+    --------
+    >>> body_digest({"model": "m", "messages": []}) == body_digest({"messages": [], "model": "m"})
+    True
+    """
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).digest()
 
 #: the fault fields of :class:`Faults`, in the order their rates are stacked
 FAULT_KINDS = (
@@ -115,7 +132,7 @@ class Faults:
         Parameters
         ----------
         digest : bytes
-            The sha256 of the request body.
+            The request body's :func:`body_digest`.
         attempt : int
             How many earlier attempts of the same body the server has seen.
         """

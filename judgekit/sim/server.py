@@ -30,7 +30,7 @@ from judgekit.sim.batches import BatchStore
 from judgekit.sim.chat import Completer, Handler, RequestError, SignalDetector, completion_budget
 from judgekit.sim.chat import prompt_tokens as count_prompt_tokens
 from judgekit.sim.errors import error_response
-from judgekit.sim.faults import Faults
+from judgekit.sim.faults import Faults, body_digest
 from judgekit.sim.ratelimit import RateLimiter
 from judgekit.sim.replay import Replay
 from judgekit.sim.stats import Counters
@@ -235,7 +235,7 @@ class SimServer:
         return self._counters.events()
 
     def paid_counts(self) -> Counter[str]:
-        """How many paid answers each distinct request body (sha256) received."""
+        """How many paid answers each distinct request body (its canonical sha256) received."""
         return self._counters.paid_counts()
 
     def credential_digests(self) -> Counter[str]:
@@ -344,7 +344,7 @@ class SimServer:
             return error_response(400, "request body is not JSON")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return error_response(400, "'messages' must be a list")
-        digest = hashlib.sha256(raw).digest()
+        digest = body_digest(body)
         auth = request.headers.get("Authorization", "")
         token = auth[len("Bearer "):] if auth.startswith("Bearer ") else auth
         count = self._counters.count
