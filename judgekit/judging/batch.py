@@ -246,13 +246,15 @@ def collect_batch(
     batch_id : str or None
         A batch recorded in the cache (``Cache.batches()``); None (what :func:`submit_batch`
         returns when there is nothing to submit) gives a summary with nothing to collect.
-    client, cache, api_key, prices
+    client, cache, api_key
         As in :func:`~judgekit.run_judges`. The endpoint is the one recorded with the batch,
         without credentials: pass ``client=`` when its URL needs them.
     wait : bool
         Wait until the batch ends (else look once).
     poll_interval, timeout : float
         Seconds between looks, and the most to wait (None: no limit).
+    prices : mapping, optional
+        As in :func:`~judgekit.run_judges`: the USD prices the stored answers' costs use.
 
     Returns
     -------
@@ -310,6 +312,12 @@ def run_judges_batch(
     **options
         The other keywords of :func:`~judgekit.run_judges` (``api_key``, ``prices``,
         ``budget_usd``, ...), checked before anything is submitted.
+
+    Returns
+    -------
+    DataFrame
+        The judgments table of :func:`~judgekit.run_judges` (answers from the batch are read
+        from the cache), with the batch summary in ``attrs["judgekit_batch"]``.
 
     Examples
     --------

@@ -87,6 +87,20 @@ LEASE = 30.0
 def request_key(endpoint: str, body: Mapping[str, Any], repeat: int) -> str:
     """sha256 of (endpoint, request body, repeat index), canonical JSON.
 
+    Parameters
+    ----------
+    endpoint : str
+        The endpoint's base URL, without credentials (a trailing slash is ignored).
+    body : mapping
+        The request body as sent; key order does not matter.
+    repeat : int
+        The repeat index, so repeated identical requests are distinct calls.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+
     Examples
     --------
     >>> a = request_key("http://x/v1", {"model": "m", "messages": []}, 0)

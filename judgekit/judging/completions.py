@@ -17,7 +17,7 @@ from judgekit.judging.config import RunConfig
 from judgekit.judging.engine import run_judges
 from judgekit.judging.requests import Call, endpoint_of
 from judgekit.judging.responses import message_text
-from judgekit.judging.runner import CallList, adrive, bind, drive, run_calls
+from judgekit.judging.runner import CallList, adrive, bind, drive, run_calls, twin_docstring
 
 __all__ = ["acomplete", "complete"]
 
@@ -152,7 +152,7 @@ def complete(
         Further request parameters, sent in the body.
     base_url : str, optional
         The endpoint (else the client's, or ``OPENAI_BASE_URL``, or OpenAI's).
-    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches
+    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches, transport
         The run settings of :func:`run_judges`, by keyword (the signature lists them with
         their defaults; ``help(jk.complete)`` shows it).
 
@@ -214,3 +214,4 @@ async def acomplete(*args: Any, **kwargs: Any) -> pd.DataFrame:
 
 
 acomplete.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
+acomplete.__doc__ = twin_docstring(complete, acomplete.__doc__)

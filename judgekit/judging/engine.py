@@ -34,7 +34,7 @@ from judgekit.judging.config import RunConfig
 from judgekit.judging.judge import Judge, as_judges
 from judgekit.judging.requests import RequestPlan, check_swaps
 from judgekit.judging.responses import JudgmentColumns
-from judgekit.judging.runner import adrive, bind, drive, run_calls
+from judgekit.judging.runner import adrive, bind, drive, run_calls, twin_docstring
 from judgekit.schema import validate_judgments, validate_pairs
 
 __all__ = ["arun_judges", "run_judges"]
@@ -237,3 +237,4 @@ async def arun_judges(*args: Any, **kwargs: Any) -> pd.DataFrame:
 
 
 arun_judges.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
+arun_judges.__doc__ = twin_docstring(run_judges, arun_judges.__doc__)

@@ -90,8 +90,8 @@ def price_table(prices: Mapping[str, tuple[float, float]] | None = None) -> pd.D
     --------
     >>> import judgekit as jk
     >>> t = jk.price_table({"my-model": (1.0, 2.0)})
-    >>> t.set_index("model").loc["my-model", "output_usd_per_1m"]
-    np.float64(2.0)
+    >>> float(t.set_index("model").loc["my-model", "output_usd_per_1m"])
+    2.0
     """
     table = resolve_prices(prices)
     return pd.DataFrame(

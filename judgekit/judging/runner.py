@@ -484,3 +484,17 @@ def bind(signature: inspect.Signature, args: tuple, kwargs: dict) -> dict[str, A
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.arguments
+
+
+def twin_docstring(sync: Any, doc: str | None) -> str | None:
+    """``doc`` (an async form's summary and examples) with the Parameters and Returns sections of
+    its synchronous twin ``sync`` inserted before its Examples, so help() and the API reference
+    show the parameters once, where they are defined."""
+    if doc is None or sync.__doc__ is None:   # python -OO strips docstrings
+        return doc
+    own, theirs = inspect.cleandoc(doc), inspect.cleandoc(sync.__doc__)
+    start, end = theirs.find("Parameters\n----------"), theirs.find("Examples\n--------")
+    if start < 0 or end < start:
+        raise ValueError(f"{sync.__name__}'s docstring has no Parameters ... Examples sections")
+    head, sep, examples = own.partition("Examples\n--------")
+    return f"{head.rstrip()}\n\n{theirs[start:end]}{sep}{examples}"

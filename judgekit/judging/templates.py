@@ -507,6 +507,16 @@ def get_template(template: str | Path | Mapping[str, Any] | Template) -> Templat
     Names may carry a variant suffix made by :meth:`Template.with_options` /
     :meth:`Template.with_ties`, e.g. ``"calibraeval_default[1,2]"`` or ``"mtbench_pair[noties]"``.
 
+    Parameters
+    ----------
+    template : str, Path, mapping or Template
+        A bundled name (see :func:`list_templates`), the path of a TOML file, a dict of the
+        template's fields, or a Template (returned as it is).
+
+    Returns
+    -------
+    Template
+
     Examples
     --------
     >>> import judgekit as jk
@@ -542,6 +552,12 @@ def get_template(template: str | Path | Mapping[str, Any] | Template) -> Templat
 
 def list_templates() -> pd.DataFrame:
     """The bundled templates: name, title, task, options, ties, reasons first, citation.
+
+    Returns
+    -------
+    DataFrame
+        One row per bundled template: ``name, title, task, options, ties, reasons_first,
+        max_responses, fields, citation``.
 
     Examples
     --------
