@@ -1,6 +1,6 @@
 """Time the length-controlled win rates on all AlpacaEval annotations in the data mirror.
 
-    JUDGEKIT_DATA_MIRROR=../shared/data python benchmarks/bench_lc.py [--boot 200] [--report]
+    JUDGEKIT_DATA_MIRROR=/path/to/mirror python benchmarks/bench_lc.py [--boot 200] [--report]
 
 Prints wall and CPU time of: loading; the joint instruction-difficulty fit with its 5-fold CV;
 the per-model fits with their 5-fold CV; both in one ``lc_win_rates`` call (the target: under

@@ -2,7 +2,7 @@
 
 Run from the checkout with the mirror available::
 
-    JUDGEKIT_DATA_MIRROR=../shared/data python benchmarks/bench_load.py
+    JUDGEKIT_DATA_MIRROR=/path/to/mirror python benchmarks/bench_load.py
 
 "Cold" means a fresh process with judgekit's in-process cache empty: every file is read from the
 mirror, decompressed, sha256-verified, parsed and validated. (The operating system's file cache

@@ -12,6 +12,7 @@ empty sha256: they are verified trust-on-first-use (see :mod:`judgekit.data.fetc
 from __future__ import annotations
 
 import csv
+import os
 import sys
 from pathlib import Path
 
@@ -88,7 +89,13 @@ def build(mirror: Path) -> list[dict[str, str]]:
 
 
 def main(argv: list[str]) -> int:
-    mirror = Path(argv[0]) if argv else Path("../shared/data")
+    if argv:
+        mirror = Path(argv[0])
+    elif os.environ.get("JUDGEKIT_DATA_MIRROR"):
+        mirror = Path(os.environ["JUDGEKIT_DATA_MIRROR"])
+    else:
+        print("usage: python -m judgekit.data._build_registry MIRROR_DIR (or set JUDGEKIT_DATA_MIRROR)")
+        return 2
     out = Path(__file__).with_name("registry.tsv")
     rows = build(mirror)
     with open(out, "w", newline="", encoding="utf-8") as fh:
