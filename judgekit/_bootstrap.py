@@ -85,6 +85,13 @@ def counts(n: int, n_boot: int, seed: Any, *, dtype: Any = np.float64) -> np.nda
     return out
 
 
+def indices(n: int, n_boot: int, seed: Any) -> np.ndarray:
+    """``(n_boot, n)`` cluster indices drawn with replacement, for statistics that are not
+    functions of per-cluster sums (a rank correlation across models): the draws whose counts
+    :func:`counts` returns for a generator in the same state."""
+    return rng(seed).integers(0, n, size=(n_boot, n)) if n > 0 else np.zeros((n_boot, 0), dtype=np.int64)
+
+
 def resample_sums(S: np.ndarray, n_boot: int, seed: Any, *, max_cells: int = _MAX_CELLS) -> np.ndarray:
     """Column sums of ``S`` (clusters x statistics) under ``n_boot`` resamples of its rows.
 

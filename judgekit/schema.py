@@ -68,6 +68,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
+
 __all__ = [
     "JUDGMENT_COLUMNS",
     "JUDGMENT_REQUIRED",
@@ -281,6 +283,7 @@ def _numbers(df: pd.DataFrame, column: str, name: str, id_column: str | None, *,
     return num
 
 
+@stamped
 def validate_pairs(pairs: pd.DataFrame, *, name: str = "pairs") -> pd.DataFrame:
     """Check a pairs table and return it with canonical dtypes and its defaults filled in.
 
@@ -384,6 +387,7 @@ def _duplicated(key: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(codes, minlength=len(uniq))[codes] > 1
 
 
+@stamped
 def validate_judgments(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame | None = None,
@@ -532,6 +536,7 @@ def validate_judgments(
     return df
 
 
+@stamped
 def position_of(verdict: pd.Series, order: pd.Series) -> pd.Series:
     """The position the judge picked: ``"first"``, ``"second"``, ``"tie"`` or missing.
 
@@ -566,6 +571,7 @@ def position_of(verdict: pd.Series, order: pd.Series) -> pd.Series:
     return pd.Series(out, index=verdict.index, dtype=object)
 
 
+@stamped
 def label_order(order: pd.Series, label: pd.Series) -> pd.Series:
     """Order relative to the human label: ``"cr"`` when the preferred response is shown first,
     ``"rc"`` when it is shown second, missing when the label is a tie or missing.

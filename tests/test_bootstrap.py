@@ -85,3 +85,23 @@ def test_few_clusters_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not bs.warn_few_clusters(5, "accuracy")
+
+
+def test_indices_are_the_draws_counts_counts():
+    idx = bs.indices(12, 300, np.random.default_rng(5))
+    W = bs.counts(12, 300, np.random.default_rng(5))
+    counted = np.stack([np.bincount(row, minlength=12) for row in idx])
+    np.testing.assert_array_equal(counted, W)
+
+
+def test_arena_rank_correlation_replicates_are_scipys_spearman():
+    from judgekit.winrate.arena import _row_pearson
+
+    rng = np.random.default_rng(2)
+    x, e = rng.normal(size=9).round(1), rng.normal(size=9)   # rounding makes ties
+    idx = bs.indices(9, 200, rng)
+    ours = _row_pearson(stats.rankdata(x[idx], axis=1), stats.rankdata(e[idx], axis=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # constant resamples: scipy warns and gives NaN
+        ref = np.array([stats.spearmanr(x[i], e[i]).statistic for i in idx])
+    np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12, equal_nan=True)

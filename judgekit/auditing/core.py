@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.schema import validate_judgments, validate_pairs
 
 __all__ = ["Audit", "Finding", "Section", "audit"]
@@ -591,6 +592,7 @@ def _read_pairs(path: str | Path) -> pd.DataFrame:
     return validate_pairs(frame, name=name)
 
 
+@stamped
 def audit(
     judgments: pd.DataFrame | str | Path,
     pairs: pd.DataFrame | str | Path | None = None,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.schema import validate_judgments
 
 __all__ = ["ARRANGEMENTS", "arrangement_table", "with_arrangements"]
@@ -100,6 +101,7 @@ def _cells(df: pd.DataFrame, p_t1: np.ndarray, code: np.ndarray, *, sort_judges:
                   row_judge=judge_codes)
 
 
+@stamped
 def with_arrangements(judgments: pd.DataFrame, prob: str = "p_a") -> pd.DataFrame:
     """Add the arrangement (``"X0"``..``"X3"``), where t1 sits, and P(t1) to each judgment.
 
@@ -148,6 +150,7 @@ def _add_arrangements(df: pd.DataFrame, prob: str = "p_a") -> pd.DataFrame:
     return df
 
 
+@stamped
 def arrangement_table(
     judgments: pd.DataFrame, prob: str = "p_a", *, complete: tuple[str, ...] = ()
 ) -> pd.DataFrame:

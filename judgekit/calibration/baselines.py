@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from judgekit._stamp import stamped
 from judgekit.schema import validate_pairs
 
 __all__ = ["content_free_pairs"]
@@ -43,6 +44,7 @@ def divide_prior(s: np.ndarray, prior: np.ndarray | float) -> np.ndarray:
     return expit(_logit(s) - _logit(prior))
 
 
+@stamped
 def content_free_pairs(
     pairs: pd.DataFrame,
     kind: str = "na",

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.calibration.arrangements import _arrangement_codes, _cells
 from judgekit.calibration.baselines import divide_prior, pride_prior
 from judgekit.calibration.noa import NOA_SETTINGS, _noa_fit, apply_knots
@@ -328,6 +329,7 @@ def _content_free_priors(
     return fitted, info
 
 
+@stamped
 def calibrate(
     judgments: pd.DataFrame,
     method: str = "noa",

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 from scipy.special import expit, logit
 
+from judgekit._stamp import stamped
 from judgekit.calibration._noa_paper import NOA_OBJECTIVES, POSITION_MAP, check_samples, fit_paper
 from judgekit.exceptions import ConvergenceWarning
 
@@ -262,6 +263,7 @@ def default_objective(s: np.ndarray, settings: str = "judgekit") -> str:
     return "full"
 
 
+@stamped
 def noa_fit(
     s: np.ndarray,
     *,

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy.special import logit
 
 from judgekit import _bootstrap
+from judgekit._stamp import stamped
 from judgekit.exceptions import MetricWarning
 from judgekit.schema import validate_judgments
 
@@ -45,6 +46,7 @@ def _first(judgments: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]
     return df, without
 
 
+@stamped
 def first_position_reliability(
     judgments: pd.DataFrame, n_bins: int = 10, *, strategy: str = "uniform", ci: float = 0.95
 ) -> pd.DataFrame:
@@ -139,6 +141,7 @@ def _summary_stats(w: np.ndarray, p: np.ndarray, y0: np.ndarray, ok: np.ndarray,
     }
 
 
+@stamped
 def first_position_summary(
     judgments: pd.DataFrame,
     *,

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit import _bootstrap
+from judgekit._stamp import stamped
 from judgekit.calibration.arrangements import ARRANGEMENTS, _add_arrangements
 from judgekit.exceptions import MetricWarning
 from judgekit.schema import validate_judgments, validate_pairs
@@ -156,6 +157,7 @@ def _interval(boot: np.ndarray, ci: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+@stamped
 def selection_bias_metrics(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame | None = None,

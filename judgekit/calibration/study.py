@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from judgekit._stamp import stamped
 from judgekit.calibration.baselines import content_free_pairs
 from judgekit.calibration.calibrate import calibrate
 from judgekit.calibration.selection_bias import selection_bias_metrics
@@ -131,6 +132,7 @@ def _unbiased(judge: SimJudge) -> SimJudge:
     return dataclasses.replace(judge, **changes)
 
 
+@stamped
 def selection_bias_study(
     n_pairs: int = 2000,
     *,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from judgekit import _env
+from judgekit._stamp import stamped
 from judgekit.data._download import progress_group
 from judgekit.data.fetch import is_available, registry_files
 from judgekit.schema import validate_judgments, validate_pairs
@@ -132,6 +133,7 @@ def _spec(name: str) -> _Spec:
     return _SPECS[name]
 
 
+@stamped
 def list_datasets() -> pd.DataFrame:
     """The datasets judgekit can load, with licences and whether they are available offline here.
 
@@ -197,6 +199,7 @@ def _load(name: str, filters: dict) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     return pairs, judgments
 
 
+@stamped
 def load_dataset(name: str, **filters) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Pairs and judgments of a dataset in one call (judgments is None when it has none).
 
@@ -236,6 +239,7 @@ def load_dataset(name: str, **filters) -> tuple[pd.DataFrame, pd.DataFrame | Non
     return pairs.copy(), (None if judgments is None else judgments.copy())
 
 
+@stamped
 def load_pairs(name: str, **filters) -> pd.DataFrame:
     """Load a real public dataset as a validated pairs table.
 
@@ -281,6 +285,7 @@ def load_pairs(name: str, **filters) -> pd.DataFrame:
     return _load(name, filters)[0].copy()
 
 
+@stamped
 def load_judgments(name: str, **filters) -> pd.DataFrame:
     """Load the judge outputs published with a dataset as a validated judgments table.
 
@@ -333,6 +338,7 @@ def load_judgments(name: str, **filters) -> pd.DataFrame:
     return judgments.copy()
 
 
+@stamped
 def load_table(name: str) -> pd.DataFrame:
     """Load a published table: leaderboards and coefficients used to check judgekit's numbers.
 

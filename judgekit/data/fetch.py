@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from judgekit import _env
+from judgekit._stamp import stamped
 from judgekit.data import _download
 from judgekit.data._gzip import InflateLimitError, gunzip, limit_for
 from judgekit.exceptions import DataFileError, UnverifiedDataWarning
@@ -309,6 +310,7 @@ def read_bytes(entry: DataFile, *, progress: bool = True) -> bytes:
     return _check(entry, path.read_bytes(), path)
 
 
+@stamped
 def data_files(name: str | None = None) -> pd.DataFrame:
     """The upstream files behind a dataset or table: addresses, checksums, licences, availability.
 
@@ -343,6 +345,7 @@ def data_files(name: str | None = None) -> pd.DataFrame:
     })
 
 
+@stamped
 def fetch_dataset(name: str, *, progress: bool = True) -> pd.DataFrame:
     """Download a dataset's files into the cache, or verify them in the mirror.
 

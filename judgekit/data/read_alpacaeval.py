@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.data import alpacaeval as _ae
 from judgekit.data.readers import _find, _json
 from judgekit.exceptions import MissingDataWarning
@@ -103,6 +104,7 @@ def _fill_outputs(rows: list, f: Path, model_outputs: dict[str, str],
     return out
 
 
+@stamped
 def read_alpacaeval(
     path: str | Path,
     *,

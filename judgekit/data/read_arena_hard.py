@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.data.readers import _find, _jsonl
 from judgekit.schema import validate_judgments, validate_pairs
 
@@ -116,6 +117,7 @@ def _load_texts(bench: Path | None, questions: str | Path | None, answers: str |
     return qs, ans
 
 
+@stamped
 def read_arena_hard(
     path: str | Path,
     *,

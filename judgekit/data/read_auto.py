@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.data.readers import _read, read_judging_the_judges, read_llmbar_results
 
 __all__ = ["FORMATS", "detect_format", "read_any"]
@@ -128,6 +129,7 @@ def detect_format(path: str | Path) -> tuple[str, str]:
     return "csv", "read as a table of judgments (by its suffix)"
 
 
+@stamped
 def read_any(
     path: str | Path,
     format: str = "auto",

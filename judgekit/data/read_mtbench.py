@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.data import mtbench_human as _human
 from judgekit.data.readers import _json, _jsonl, _read
 from judgekit.schema import validate_judgments, validate_pairs
@@ -286,6 +287,7 @@ def _single_tables(records: list[dict], source: str, texts: _Texts, baseline: st
     return pairs, rec
 
 
+@stamped
 def read_mtbench(
     path: str | Path,
     *,

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.data.readers import _read
 from judgekit.schema import (
     JUDGMENT_REQUIRED,
@@ -95,6 +96,7 @@ def _pair_id(df: pd.DataFrame) -> pd.Series:
     return joined.map(lambda s: "pair-" + hashlib.sha256(s.encode("utf-8")).hexdigest()[:12])
 
 
+@stamped
 def split_tables(
     table: pd.DataFrame,
     *,
@@ -192,6 +194,7 @@ def split_tables(
     return pairs, df
 
 
+@stamped
 def read_judgments(
     path: str | Path | pd.DataFrame,
     columns: Mapping[str, str] | None = None,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.data import judging_the_judges as _jtj
 from judgekit.data import llmbar as _llmbar
 from judgekit.data._gzip import InflateLimitError, gunzip, limit_for
@@ -88,6 +89,7 @@ def _llmbar_set(set_dir: Path, root: Path, set_name: str | None) -> tuple[str, s
     return (set_dir.name if rel == "." else rel), None
 
 
+@stamped
 def read_llmbar_results(path: str | Path, *, judge: str | None = None,
                         strategy: str | None = None, set_name: str | None = None
                         ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -199,6 +201,7 @@ def _benchmark_of(data: bytes, source: Path) -> str:
                      f"({', '.join(_jtj.TSV_COLUMNS['DevBench'])})")
 
 
+@stamped
 def read_judging_the_judges(path: str | Path, *, benchmark: str | None = None,
                             judge: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read Judging-the-Judges-style record TSVs (your own runs of Shi et al.'s code).

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.schema import validate_pairs
 
 __all__ = ["sample_splits"]
@@ -24,6 +25,7 @@ def _lengths(texts: pd.Series, length: str | Callable[[str], int]) -> np.ndarray
     raise ValueError(f"length must be 'chars', 'words' or a callable, got {length!r}")
 
 
+@stamped
 def sample_splits(
     pairs: pd.DataFrame,
     n: int = 200,

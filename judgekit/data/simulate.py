@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
+from judgekit._stamp import stamped
 from judgekit.schema import validate_pairs
 
 __all__ = ["SimJudge", "Simulation", "simulate_judgments", "simulate_pairs"]
@@ -376,6 +377,7 @@ _FILLER = (
 ) * 200
 
 
+@stamped
 def simulate_pairs(
     n: int, *, human_prefers_longer: float = 0.5, median_length: float = 800.0, seed: int = 0
 ) -> pd.DataFrame:
@@ -439,6 +441,7 @@ def simulate_pairs(
     )
 
 
+@stamped
 def simulate_judgments(
     pairs_or_n: pd.DataFrame | int,
     *,

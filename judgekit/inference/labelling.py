@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from judgekit._stamp import stamped
 from judgekit.exceptions import NonRandomLabelsError
 from judgekit.inference import _prepare
 from judgekit.inference._prepare import Unit
@@ -142,6 +143,7 @@ def raise_if_nonrandom(unit: Unit, alpha: float, strata: str | None) -> None:
     )
 
 
+@stamped
 def check_labelling(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -218,6 +220,7 @@ def check_labelling(
     return pd.concat(frames, ignore_index=True)[cols]
 
 
+@stamped
 def sample_for_labelling(
     pairs: pd.DataFrame,
     n: int,

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from judgekit._stamp import stamped
 from judgekit.inference import _fit, _prepare
 
 __all__ = ["LabelPlan", "plan_bias", "plan_labels"]
@@ -171,6 +172,7 @@ def _chart(table: pd.DataFrame, target: float, x: str, title: str) -> alt.LayerC
     return alt.layer(lines, rule).properties(title=title, width=420, height=260)
 
 
+@stamped
 def plan_labels(
     judgments: pd.DataFrame | None = None,
     pairs: pd.DataFrame | None = None,
@@ -337,6 +339,7 @@ def plan_labels(
     return LabelPlan(table, answer, chart, info)
 
 
+@stamped
 def plan_bias(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit import _bootstrap
+from judgekit._stamp import stamped
 from judgekit.exceptions import MetricWarning
 from judgekit.inference import _fit, _prepare, labelling
 from judgekit.inference._estimators import METHODS
@@ -67,6 +68,7 @@ def _units(judgments, pairs, target, models, prediction, strata, sampling_prob, 
     return units
 
 
+@stamped
 def ppi_win_rates(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -232,6 +234,7 @@ def ppi_win_rates(
     return pd.DataFrame(out, columns=COLUMNS)
 
 
+@stamped
 def ppi_compare(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -309,6 +312,7 @@ def ppi_compare(
     return pd.DataFrame(out, columns=COLUMNS)
 
 
+@stamped
 def ppi_mean(
     y: Any,
     f: Any,

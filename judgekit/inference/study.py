@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.inference import _fit, _prepare
 
 __all__ = ["label_subset_study"]
 
 
+@stamped
 def label_subset_study(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.exceptions import CacheError
 from judgekit.judging.cache import Cache, new_owner, open_cache
 from judgekit.judging.clients import EngineLoop, make_clients
@@ -281,6 +282,7 @@ def collect_batch(
     return EngineLoop.run(coro)
 
 
+@stamped
 def run_judges_batch(
     pairs: pd.DataFrame,
     judges: Judge | str | Sequence[Judge | str],

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.judging.clients import Progress
 from judgekit.judging.config import RunConfig
 from judgekit.judging.engine import run_judges
@@ -117,6 +118,7 @@ def _prompts(prompts: Any, system: str | None) -> tuple[list[str], list[list[dic
     return ids, conversations
 
 
+@stamped
 def complete(
     prompts: Any,
     model: str,
@@ -198,6 +200,7 @@ _SIGNATURE = _full_signature()
 complete.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
 
 
+@stamped
 async def acomplete(*args: Any, **kwargs: Any) -> pd.DataFrame:
     """Async form of :func:`complete` (same parameters).
 

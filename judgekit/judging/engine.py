@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.judging.cache import Cache
 from judgekit.judging.clients import Progress
 from judgekit.judging.config import RunConfig
@@ -67,6 +68,7 @@ class JudgingJob:
         return judgments
 
 
+@stamped
 def run_judges(
     pairs: pd.DataFrame,
     judges: Judge | str | Sequence[Judge | str],
@@ -220,6 +222,7 @@ def run_judges(
 _SIGNATURE = inspect.signature(run_judges)
 
 
+@stamped
 async def arun_judges(*args: Any, **kwargs: Any) -> pd.DataFrame:
     """Async form of :func:`run_judges` (same parameters), for use inside a running event loop.
 

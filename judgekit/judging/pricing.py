@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.judging.cache import Cache, open_cache
 from judgekit.judging.judge import Judge, as_judges
 from judgekit.judging.requests import build_tasks, check_swaps
@@ -72,6 +73,7 @@ def price_of(model: str, table: Mapping[str, tuple[float, float]]) -> tuple[floa
     return table[max(hits, key=len)] if hits else None
 
 
+@stamped
 def price_table(prices: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:
     """The price table in use: model, input and output USD per million tokens.
 
@@ -127,6 +129,7 @@ def upper_cost(body: Mapping[str, Any], table: Mapping[str, tuple[float, float]]
     return 0.0 if math.isnan(value) else value
 
 
+@stamped
 def estimate_cost(
     pairs: pd.DataFrame,
     judges: Judge | str | Sequence[Judge | str],

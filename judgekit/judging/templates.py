@@ -39,6 +39,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.judging.decoding import PLACEHOLDER, compiled_regexes, decode_request
 from judgekit.judging.parsing import ANCHORS, ParsedVerdict, parse_verdict
 
@@ -550,6 +551,7 @@ def get_template(template: str | Path | Mapping[str, Any] | Template) -> Templat
     return out
 
 
+@stamped
 def list_templates() -> pd.DataFrame:
     """The bundled templates: name, title, task, options, ties, reasons first, citation.
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.metrics import _engine
 from judgekit.metrics._definitions import family
 from judgekit.metrics._docs import fill_doc
@@ -18,6 +19,7 @@ _BY = ("judge",)
 
 @fill_doc(", ``denoised`` (whether the row was de-noised; NA for raw accuracies), ``n_invalid`` "
           "(judgments without a valid verdict in the group)")
+@stamped
 def accuracy(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -95,6 +97,7 @@ def accuracy(
     return _engine.select(frame, by_cols, ["denoised", "n_invalid"])
 
 
+@stamped
 @fill_doc()
 def flip_noise(
     judgments: pd.DataFrame,
@@ -160,6 +163,7 @@ def flip_noise(
     return _engine.select(frame, by_cols)
 
 
+@stamped
 @fill_doc(", ``denoised`` (False when no repeats allowed estimating q: then not de-noised)")
 def position_bias(
     judgments: pd.DataFrame,
@@ -222,6 +226,7 @@ def position_bias(
     return _engine.select(frame, by_cols, ["denoised"])
 
 
+@stamped
 @fill_doc(", ``denoised``")
 def length_bias(
     judgments: pd.DataFrame,

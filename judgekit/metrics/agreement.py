@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit import _bootstrap as bs
+from judgekit._stamp import stamped
 from judgekit.exceptions import MetricWarning
 from judgekit.metrics._formulas import ratio
 from judgekit.metrics._prepare import ABSENT, INVALID, TIE, VERDICT_CODE, A, B, as_list
@@ -45,6 +46,7 @@ def _per_pair(x: np.ndarray, order: np.ndarray, starts: np.ndarray) -> np.ndarra
     return np.add.reduceat(outer, starts, axis=0).reshape(len(starts), -1)
 
 
+@stamped
 def mutual_agreement(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame | None = None,
@@ -185,6 +187,7 @@ def mutual_agreement(
     return out.sort_values([*by, "metric", "judge_1", "judge_2"], kind="stable").reset_index(drop=True)
 
 
+@stamped
 def disagreement(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame | None = None,

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.metrics import _engine
 from judgekit.metrics._definitions import family
 from judgekit.metrics._docs import fill_doc
@@ -23,6 +24,7 @@ __all__ = [
 _BY = ("judge",)
 
 
+@stamped
 @fill_doc()
 def repetition_stability(
     judgments: pd.DataFrame,
@@ -95,6 +97,7 @@ def repetition_stability(
     return _engine.select(frame, by_cols)
 
 
+@stamped
 @fill_doc(", ``n_invalid`` ((original, swapped) judgment pairs left out for an invalid verdict)")
 def position_consistency(
     judgments: pd.DataFrame,
@@ -148,6 +151,7 @@ def position_consistency(
     return _engine.select(frame, by_cols, ["n_invalid"])
 
 
+@stamped
 @fill_doc(", ``n_invalid``")
 def preference_fairness(
     judgments: pd.DataFrame,
@@ -229,6 +233,7 @@ def preference_fairness(
     return _engine.select(frame, by_cols, ["n_invalid"])
 
 
+@stamped
 @fill_doc(", ``n_invalid``")
 def overall_win_rate(
     judgments: pd.DataFrame,
@@ -285,6 +290,7 @@ def overall_win_rate(
     return _engine.select(frame, by_cols, ["n_invalid"])
 
 
+@stamped
 @fill_doc()
 def invalid_rate(
     judgments: pd.DataFrame,

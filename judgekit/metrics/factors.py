@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.metrics._prepare import as_list as _as_list
 from judgekit.metrics.report import report_card
 from judgekit.schema import validate_judgments, validate_pairs
@@ -118,6 +119,7 @@ def _drop_aliased(design: _Design, predictors: list[str]) -> list[str]:
     return [t for t in predictors if t in aliased]
 
 
+@stamped
 def stepwise_ols(
     data: pd.DataFrame,
     response: str,
@@ -234,6 +236,7 @@ def stepwise_ols(
     return StepwiseResult(table, fit, formula, pd.DataFrame(history), aliased)
 
 
+@stamped
 def position_bias_factors(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,

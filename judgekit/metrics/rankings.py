@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.metrics._prepare import as_list as _as_list
 
 __all__ = ["rank_judges"]
@@ -15,6 +16,7 @@ __all__ = ["rank_judges"]
 _CARD_META = ("n_pairs", "n_labelled", "n_judgments", "denoised")
 
 
+@stamped
 def rank_judges(
     card: pd.DataFrame,
     within: str | Sequence[str] | None = None,

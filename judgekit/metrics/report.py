@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.metrics import _engine
 from judgekit.metrics import _statistics as st
 from judgekit.metrics._definitions import REPORT_CARD_METRICS
@@ -17,6 +18,7 @@ from judgekit.metrics._prepare import ABSENT, Options, prepare
 __all__ = ["REPORT_CARD_METRICS", "report_card"]
 
 
+@stamped
 @fill_doc()
 def report_card(
     judgments: pd.DataFrame,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.metrics._prepare import as_list as _as_list
 from judgekit.metrics.report import report_card
 
@@ -16,6 +17,7 @@ __all__ = ["recommend_temperature", "temperature_table"]
 _TABLE_METRICS = ("scr_cr", "scr_rc", "acc_both")
 
 
+@stamped
 def temperature_table(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -109,6 +111,7 @@ def temperature_table(
     return table
 
 
+@stamped
 def recommend_temperature(
     table: pd.DataFrame,
     by: str | Sequence[str] | None = None,

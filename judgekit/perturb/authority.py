@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.perturb._common import (
     assemble,
     check_choice,
@@ -120,6 +121,7 @@ def fake_citation(prompt: str, kind: str, rng: np.random.Generator) -> str:
     return f'(Quote: "{quote}" -- {pick(rng, _FAMOUS)}, {year})'
 
 
+@stamped
 def perturb_authority(
     pairs: pd.DataFrame,
     *,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.perturb._common import META_COLUMNS, assemble, prepare
 from judgekit.perturb.notes import perturb_refinement_aware
 
@@ -20,6 +21,7 @@ def _variant(field: str) -> str:
     return {"fear": "fearful", "fallacy_oversight": "chaotic"}.get(tail, tail)
 
 
+@stamped
 def calm_perturbations(calm: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Split CALM pairs (``jk.load_pairs("calm", sets=...)``) into originals and perturbations.
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.perturb._common import (
     append_note,
     assemble,
@@ -91,6 +92,7 @@ def _slot(side: str) -> str:
     return "{id_" + side + "}"
 
 
+@stamped
 def perturb_bandwagon(
     pairs: pd.DataFrame,
     *,
@@ -161,6 +163,7 @@ def perturb_bandwagon(
     return assemble(df, rows, bias="bandwagon")
 
 
+@stamped
 def perturb_distraction(
     pairs: pd.DataFrame,
     *,
@@ -221,6 +224,7 @@ def perturb_distraction(
     return assemble(df, rows, bias="distraction")
 
 
+@stamped
 def perturb_diversity(
     pairs: pd.DataFrame,
     *,
@@ -274,6 +278,7 @@ def perturb_diversity(
     return assemble(df, rows, bias="diversity")
 
 
+@stamped
 def perturb_compassion_fade(
     pairs: pd.DataFrame,
     *,
@@ -367,6 +372,7 @@ def perturb_compassion_fade(
     return assemble(df, rows, bias="compassion_fade")
 
 
+@stamped
 def perturb_cot(pairs: pd.DataFrame, *, modes: Sequence[str] = ("on",)) -> pd.DataFrame:
     """Ask the judge to reason step by step before its verdict, or to answer without reasoning.
 
@@ -411,6 +417,7 @@ def perturb_cot(pairs: pd.DataFrame, *, modes: Sequence[str] = ("on",)) -> pd.Da
     return assemble(df, rows, bias="cot")
 
 
+@stamped
 def perturb_refinement_aware(pairs: pd.DataFrame, *, revised: str = "b") -> pd.DataFrame:
     """Tell the judge that one response is the assistant's own revision of the other.
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.perturb._common import assemble, prepare
 
 __all__ = ["perturb_position", "SLOTS"]
@@ -26,6 +27,7 @@ def _n_answers(df: pd.DataFrame) -> list[int]:
     return out
 
 
+@stamped
 def perturb_position(pairs: pd.DataFrame, *, rotations: Sequence[int] | None = None) -> pd.DataFrame:
     """Rotate the order of the answers (position bias with 2 to 4 answers).
 

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
+from judgekit import _bootstrap
 from judgekit._columns import member
+from judgekit._stamp import stamped
 from judgekit.perturb._common import BIASES, META_COLUMNS, seeded_rng
 from judgekit.schema import validate_judgments, validate_pairs
 
@@ -102,10 +103,48 @@ def _eq(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (codes[: len(x)] == codes[len(x):]).astype(float)
 
 
-def _bootstrap_weights(n_clusters: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(float)
+class _Group:
+    """One (bias, variant) group of instances: its source pairs are the bootstrap's clusters, and
+    every metric is a ratio (or a difference of two ratios) of per-cluster sums."""
+
+    def __init__(self, frame: pd.DataFrame, n_boot: int, ci: float, rng: np.random.Generator) -> None:
+        self.clusters = pd.Index(pd.unique(frame["source_pair_id"]))
+        self.W = _bootstrap.counts(len(self.clusters), n_boot, rng)
+        self.ci = ci
+
+    def sums(self, frame: pd.DataFrame, values: np.ndarray) -> np.ndarray:
+        """Per-cluster sums of ``values`` (one per row of ``frame``, a subset of the group)."""
+        codes = self.clusters.get_indexer(frame["source_pair_id"])
+        return np.bincount(codes, weights=values, minlength=len(self.clusters))
+
+    def ratio(self, num: np.ndarray, den: np.ndarray, num2: np.ndarray | None = None,
+              den2: np.ndarray | None = None, test: bool = False) -> dict | None:
+        """sum(num)/sum(den) [minus sum(num2)/sum(den2)] with its percentile interval and, with
+        ``test``, the normal p-value against 0 from the bootstrap standard error; None when a
+        denominator is empty."""
+        n = float(den.sum())
+        if n == 0 or (den2 is not None and den2.sum() == 0):
+            return None
+        est = num.sum() / n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot = (self.W @ num) / (self.W @ den)
+            if num2 is not None:
+                est = est - num2.sum() / den2.sum()
+                boot = boot - (self.W @ num2) / (self.W @ den2)
+        # resamples with an empty denominator (e.g. no flips drawn) are left out: the interval
+        # is conditional on the metric being defined, as the estimate is
+        lo, hi, se = _bootstrap.interval(boot, self.ci, min_finite=1e-12)
+        p = np.nan
+        if test:
+            # no spread at all: a shift every resample shows is certain, no shift is none
+            p = float(_bootstrap.p_value(est, se)) if se > 0 else (
+                np.nan if np.isnan(se) else float(est == 0))
+        n_out = int(n if den2 is None else min(n, den2.sum()))
+        return {"estimate": float(est), "ci_low": float(lo), "ci_high": float(hi), "n": n_out,
+                "p_value": p}
 
 
+@stamped
 def bias_report(
     pairs: pd.DataFrame,
     perturbed: pd.DataFrame,
@@ -197,10 +236,7 @@ def bias_report(
     >>> bool(shift["ci_low"] > 0)
     True
     """
-    if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    n_boot = _bootstrap.check_args(n_boot, ci, minimum=1)
     pairs = validate_pairs(pairs)
     perturbed = validate_pairs(perturbed, name="perturbed")
     missing = [c for c in META_COLUMNS if c not in perturbed.columns]
@@ -276,46 +312,11 @@ def bias_report(
     selfe = self_rows.merge(anchor, on="source_pair_id", how="inner")
 
     # the bootstrap resamples the source pairs of each (bias, variant) group
-    ctx: dict[str, object] = {}
-
-    def use_clusters(g: pd.DataFrame, bias: str, variant: str) -> None:
-        clusters = pd.Index(pd.unique(g["source_pair_id"]))
-        ctx["clusters"] = clusters
-        ctx["W"] = _bootstrap_weights(len(clusters), n_boot, seeded_rng(seed, "bootstrap", bias, variant))
-
     out: list[dict] = []
-    alpha = (1 - ci) / 2
 
-    def emit(bias: str, variant: str, metric: str, num: np.ndarray, den: np.ndarray,
-             num2: np.ndarray | None = None, den2: np.ndarray | None = None, test: bool = False) -> None:
-        """Ratio sum(num)/sum(den) [minus sum(num2)/sum(den2)] per cluster sums, with bootstrap."""
-        n = float(den.sum())
-        if n == 0 or (den2 is not None and den2.sum() == 0):
-            return
-        est = num.sum() / den.sum()
-        W = ctx["W"]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot = (W @ num) / (W @ den)
-            if num2 is not None:
-                est = est - num2.sum() / den2.sum()
-                boot = boot - (W @ num2) / (W @ den2)
-        boot = boot[np.isfinite(boot)]
-        lo, hi = (np.quantile(boot, [alpha, 1 - alpha]) if len(boot) else (np.nan, np.nan))
-        p = np.nan
-        if test and len(boot) > 1:
-            se = float(np.std(boot, ddof=1))
-            if se > 0:
-                p = float(2 * special.ndtr(-abs(est) / se))
-            else:
-                p = 1.0 if est == 0 else 0.0
-        n_out = int(n if den2 is None else min(n, den2.sum()))
-        out.append({"bias": bias, "variant": variant, "metric": metric, "estimate": float(est),
-                    "ci_low": float(lo), "ci_high": float(hi), "n": n_out, "p_value": p})
-
-    def sums(frame: pd.DataFrame, values: np.ndarray) -> np.ndarray:
-        clusters = ctx["clusters"]
-        codes = clusters.get_indexer(frame["source_pair_id"])
-        return np.bincount(codes, weights=values, minlength=len(clusters))
+    def emit(bias: str, variant: str, metric: str, row: dict | None) -> None:
+        if row is not None:
+            out.append({"bias": bias, "variant": variant, "metric": metric, **row})
 
     def groups(frame: pd.DataFrame):
         present = [str(b) for b in pd.unique(frame["bias"])]
@@ -331,46 +332,48 @@ def bias_report(
         g = g[valid.to_numpy()]
         if g.empty:
             continue
-        use_clusters(g, bias, variant)
+        grp = _Group(g, n_boot, ci, seeded_rng(seed, "bootstrap", bias, variant))
         one = np.ones(len(g))
         same = _eq(g["v_p"].to_numpy(), g["v_ref"].to_numpy())
         cons = _eq(g["v0"].to_numpy(), g["v_ref"].to_numpy())
-        emit(bias, variant, "robustness", sums(g, same), sums(g, one))
-        emit(bias, variant, "consistency", sums(g, cons), sums(g, one))
-        emit(bias, variant, "gap", sums(g, same), sums(g, one), sums(g, cons), sums(g, one), test=True)
+        n_s, same_s, cons_s = grp.sums(g, one), grp.sums(g, same), grp.sums(g, cons)
+        emit(bias, variant, "robustness", grp.ratio(same_s, n_s))
+        emit(bias, variant, "consistency", grp.ratio(cons_s, n_s))
+        emit(bias, variant, "gap", grp.ratio(same_s, n_s, cons_s, n_s, test=True))
         has_fav = g["favours"].notna().to_numpy()
         if has_fav.any():
             gf = g[has_fav]
             fav = gf["favours"].to_numpy(dtype=object)
             to_fav = _eq(gf["v_p"].to_numpy(), fav)
             ref_fav = _eq(gf["v_ref"].to_numpy(), fav)
-            d = sums(gf, np.ones(len(gf)))
-            emit(bias, variant, "favoured_shift", sums(gf, to_fav), d, sums(gf, ref_fav), d, test=True)
+            d = grp.sums(gf, np.ones(len(gf)))
+            emit(bias, variant, "favoured_shift",
+                 grp.ratio(grp.sums(gf, to_fav), d, grp.sums(gf, ref_fav), d, test=True))
             flipped = 1.0 - same[has_fav]
-            emit(bias, variant, "flip_to_favoured", sums(gf, flipped * to_fav), sums(gf, flipped))
+            emit(bias, variant, "flip_to_favoured", grp.ratio(grp.sums(gf, flipped * to_fav), grp.sums(gf, flipped)))
         lab = g["label_src"].isin(["a", "b"]).to_numpy()
         if lab.any():
             gl = g[lab]
             correct = (_eq(gl["v0"].to_numpy(), gl["label_src"].to_numpy())
                        + _eq(gl["v_ref"].to_numpy(), gl["label_src"].to_numpy())) / 2
-            emit(bias, variant, "acc_ori", sums(gl, correct), sums(gl, np.ones(len(gl))))
+            emit(bias, variant, "acc_ori", grp.ratio(grp.sums(gl, correct), grp.sums(gl, np.ones(len(gl)))))
         lab = g["label_hack"].isin(["a", "b"]).to_numpy()
         if lab.any():
             gl = g[lab]
-            emit(bias, variant, "acc_hack", sums(gl, _eq(gl["v_p"].to_numpy(), gl["label_hack"].to_numpy())),
-                 sums(gl, np.ones(len(gl))))
+            hack = _eq(gl["v_p"].to_numpy(), gl["label_hack"].to_numpy())
+            emit(bias, variant, "acc_hack", grp.ratio(grp.sums(gl, hack), grp.sums(gl, np.ones(len(gl)))))
 
     for bias, variant, g in groups(selfe):
         g = g[g["v0"].notna().to_numpy() & g["v_ref"].notna().to_numpy() & g["label_src"].isin(["a", "b"]).to_numpy()]
         if g.empty:
             continue
-        use_clusters(g, bias, variant)
+        grp = _Group(g, n_boot, ci, seeded_rng(seed, "bootstrap", bias, variant))
         correct = (_eq(g["v0"].to_numpy(), g["label_src"].to_numpy())
                    + _eq(g["v_ref"].to_numpy(), g["label_src"].to_numpy())) / 2
         own = (g["label_src"].to_numpy(dtype=object) == g["favours"].to_numpy(dtype=object)).astype(float)
-        emit(bias, variant, "self_preference", sums(g, correct * own), sums(g, own),
-             sums(g, correct * (1 - own)), sums(g, 1 - own), test=True)
-        emit(bias, variant, "acc_ori", sums(g, correct), sums(g, np.ones(len(g))))
+        emit(bias, variant, "self_preference", grp.ratio(grp.sums(g, correct * own), grp.sums(g, own),
+             grp.sums(g, correct * (1 - own)), grp.sums(g, 1 - own), test=True))
+        emit(bias, variant, "acc_ori", grp.ratio(grp.sums(g, correct), grp.sums(g, np.ones(len(g)))))
 
     cols = ["bias", "variant", "metric", "estimate", "ci_low", "ci_high", "n", "p_value"]
     frame = pd.DataFrame(out, columns=cols)
@@ -383,6 +386,7 @@ def bias_report(
     return frame.reset_index(drop=True)
 
 
+@stamped
 def bias_summary(report: pd.DataFrame, *, alpha: float = 0.05, metrics: Sequence[str] = ("favoured_shift", "self_preference")) -> pd.DataFrame:
     """One row per bias: robustness, consistency, gap, direction and whether the bias is detected.
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.perturb._common import assemble, check_choice, check_seed, other, prepare, targets_for
 from judgekit.perturb.simulated import simulated_rewrite
 
@@ -59,6 +60,7 @@ def _user(prompt: str, response: str) -> str:
     return re.sub(r"\{(prompt|response)\}", lambda m: values[m.group(1)], _prompts()["user"].strip())
 
 
+@stamped
 def rewrite_requests(
     pairs: pd.DataFrame,
     kind: str,
@@ -125,6 +127,7 @@ def rewrite_requests(
     return pd.DataFrame(rows, columns=["id", "pair_id", "kind", "variant", "side", "messages"])
 
 
+@stamped
 def apply_rewrites(pairs: pd.DataFrame, requests: pd.DataFrame, texts: pd.DataFrame) -> pd.DataFrame:
     """Perturbed pairs from rewrite requests and their completions.
 
@@ -212,6 +215,7 @@ def _rewrite(
     return apply_rewrites(pairs, requests, texts)
 
 
+@stamped
 def perturb_verbosity(
     pairs: pd.DataFrame, model: str, *, ratios: Sequence[float] = (2,), target: str = "rejected",
     seed: int = 0, **options: Any,
@@ -256,6 +260,7 @@ def perturb_verbosity(
                     seed=seed, options=options)
 
 
+@stamped
 def perturb_fallacy(
     pairs: pd.DataFrame, model: str, *, target: str = "chosen", seed: int = 0, **options: Any,
 ) -> pd.DataFrame:
@@ -300,6 +305,7 @@ def perturb_fallacy(
     return _rewrite(pairs, "fallacy_oversight", model, variants=None, target=target, seed=seed, options=options)
 
 
+@stamped
 def perturb_sentiment(
     pairs: pd.DataFrame, model: str, *, emotions: Sequence[str] = EMOTIONS, target: str = "random",
     seed: int = 0, **options: Any,
@@ -348,6 +354,7 @@ def perturb_sentiment(
     return _rewrite(pairs, "sentiment", model, variants=emotions, target=target, seed=seed, options=options)
 
 
+@stamped
 def refine_pairs(
     pairs: pd.DataFrame, model: str, *, side: str = "a", **options: Any,
 ) -> pd.DataFrame:

@@ -6,11 +6,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.perturb._common import assemble, prepare
 
 __all__ = ["perturb_self_enhancement"]
 
 
+@stamped
 def perturb_self_enhancement(pairs: pd.DataFrame, models: str | Sequence[str]) -> pd.DataFrame:
     """Select the pairs that set the judge's own answers against another model's.
 

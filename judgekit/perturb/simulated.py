@@ -25,6 +25,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.data.simulate import SimJudge
 from judgekit.perturb._common import seeded_rng
 from judgekit.perturb.notes import (
@@ -360,6 +361,7 @@ class ContentSimJudge(SimJudge):
         return strip_perturbations(response)
 
 
+@stamped
 def simulation_pairs(pairs: pd.DataFrame, perturbed: pd.DataFrame) -> pd.DataFrame:
     """The pairs to register with a simulated server (``SimServer(pairs=...)``) for a suite run.
 

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from judgekit._stamp import stamped
 from judgekit.perturb._common import BIASES, META_COLUMNS, assemble, prepare
 from judgekit.perturb.authority import perturb_authority
 from judgekit.perturb.notes import (
@@ -48,6 +49,7 @@ class BiasSuite(NamedTuple):
     judgments: pd.DataFrame
 
 
+@stamped
 def perturb_all(
     pairs: pd.DataFrame,
     biases: Sequence[str] = DETERMINISTIC,
@@ -140,6 +142,7 @@ def _cot_template_rows(pairs: pd.DataFrame, template_name: str) -> pd.DataFrame:
     return out
 
 
+@stamped
 def bias_suite(
     pairs: pd.DataFrame,
     judge: Any,

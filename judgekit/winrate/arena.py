@@ -8,12 +8,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from judgekit import _bootstrap
+from judgekit._stamp import stamped
+
 __all__ = ["ARENA_ELO", "arena_correlation"]
 
 #: The Arena column Dubois et al. (2024) correlate with (``jk.load_table("arena_elo")``).
 ARENA_ELO = "Arena Elo [Feb 2, 2024]"
 
 
+@stamped
 def arena_correlation(
     leaderboard: pd.DataFrame,
     arena: pd.DataFrame | None = None,
@@ -91,7 +95,8 @@ def arena_correlation(
         raise ValueError("leaderboard holds several judges; pass one judge's rows")
     if common:
         table = table.dropna(subset=[elo, *metrics])
-    rng = np.random.default_rng(seed)
+    n_boot = _bootstrap.check_args(n_boot, ci)
+    gen = _bootstrap.rng(seed)
     rows = []
     for metric in metrics:
         t = table.dropna(subset=[elo, metric])
@@ -102,10 +107,19 @@ def arena_correlation(
         res = stats.spearmanr(x, e)
         lo = hi = np.nan
         if n_boot:
-            idx = rng.integers(0, len(t), size=(n_boot, len(t)))
-            boots = np.array([stats.spearmanr(x[i], e[i]).statistic for i in idx])
-            boots = boots[np.isfinite(boots)]
-            lo, hi = np.quantile(boots, [(1 - ci) / 2, (1 + ci) / 2])
-        rows.append({"metric": metric, "estimate": float(res.statistic), "ci_low": lo, "ci_high": hi,
+            idx = _bootstrap.indices(len(t), n_boot, gen)
+            # Spearman's rho of each resample: Pearson's r of its (average) ranks, all at once;
+            # a resample with no spread in either variable has none and is left out
+            boots = _row_pearson(stats.rankdata(x[idx], axis=1), stats.rankdata(e[idx], axis=1))
+            lo, hi, _ = _bootstrap.interval(boots, ci, min_finite=1e-12)
+        rows.append({"metric": metric, "estimate": float(res.statistic), "ci_low": float(lo), "ci_high": float(hi),
                      "n": len(t), "p_value": float(res.pvalue), "models": ";".join(map(str, t[model]))})
     return pd.DataFrame(rows)
+
+
+def _row_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row of ``a`` with the same row of ``b`` (NaN where a row is constant)."""
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))

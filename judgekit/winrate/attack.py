@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit._columns import member
+from judgekit._stamp import stamped
 from judgekit.schema import validate_judgments, validate_pairs
 from judgekit.winrate._data import prepare
 from judgekit.winrate._glm import single_threaded
@@ -14,6 +15,7 @@ from judgekit.winrate.lc import LENGTH_PENALTY, InstructionDifficulty, _fit_diff
 __all__ = ["truncation_attack"]
 
 
+@stamped
 def truncation_attack(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,

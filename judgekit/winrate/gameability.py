@@ -7,9 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from judgekit._stamp import stamped
+
 __all__ = ["gameability", "verbosity_variants"]
 
 
+@stamped
 def verbosity_variants(
     leaderboard: pd.DataFrame,
     *,
@@ -82,6 +85,7 @@ def _indexed(leaderboard: pd.DataFrame, model: str, metrics: Sequence[str]) -> p
     return leaderboard.set_index(model)
 
 
+@stamped
 def gameability(
     leaderboard: pd.DataFrame,
     *,

@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import special
 
 from judgekit._columns import member
+from judgekit._stamp import stamped
 from judgekit.exceptions import ConvergenceWarning, MetricWarning
 from judgekit.winrate._data import Prepared, bootstrap_counts, fold_of, prepare
 from judgekit.winrate._glm import fit_joint, fit_small, single_threaded, soft_log_loss
@@ -144,6 +145,7 @@ def _fit_difficulty(
     )
 
 
+@stamped
 def instruction_difficulty(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -354,6 +356,7 @@ def _bootstrap(
     return out
 
 
+@stamped
 def lc_win_rates(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -561,6 +564,7 @@ def lc_win_rates(
     return out.reset_index(drop=True)
 
 
+@stamped
 def lc_win_rate_matrix(
     leaderboard: pd.DataFrame,
     difficulty: InstructionDifficulty,

@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import special
 
 from judgekit import _bootstrap
+from judgekit._stamp import stamped
 from judgekit.exceptions import MetricWarning
 from judgekit.winrate._data import Prepared, bootstrap_counts, prepare
 
@@ -92,6 +93,7 @@ def _mean(column: str) -> Callable[[np.ndarray, pd.DataFrame], np.ndarray]:
     return fn
 
 
+@stamped
 def win_rates(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -185,6 +187,7 @@ def _normalized(temperature: float) -> Callable[[np.ndarray, pd.DataFrame], np.n
     return fn
 
 
+@stamped
 def length_normalized_win_rates(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,
@@ -254,6 +257,7 @@ def _balanced(w: np.ndarray, rows: pd.DataFrame) -> np.ndarray:
     return 100.0 * (strata[0] + strata[1]) / 2.0
 
 
+@stamped
 def length_balanced_win_rates(
     judgments: pd.DataFrame,
     pairs: pd.DataFrame,

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from judgekit._stamp import stamped
+
 __all__ = ["LeaderboardSimulation", "simulate_leaderboard"]
 
 _WORDS = (
@@ -31,6 +33,7 @@ def _filler(n_chars: int) -> str:
     return sentence * (n_chars // len(sentence) + 1)
 
 
+@stamped
 def simulate_leaderboard(
     n_models: int = 5,
     n_instructions: int = 400,

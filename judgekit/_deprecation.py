@@ -1,0 +1,87 @@
+"""The deprecation path: a public name or keyword that is going away keeps working for at least
+one release, warning with what replaces it (CHANGELOG.md lists it under "Deprecated").
+
+A :class:`DeprecationWarning` raised with the caller's frame is shown in a notebook cell and in a
+script's ``__main__``, and hidden when it comes from inside another library.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _message(what: str, since: str, use: str | None, removal: str | None) -> str:
+    text = f"{what} is deprecated since judgekit {since}"
+    if removal:
+        text += f" and will be removed in {removal}"
+    return text + (f"; use {use} instead" if use else "")
+
+
+def deprecated(*, since: str, use: str | None = None, removal: str | None = None) -> Callable[[F], F]:
+    """Decorate a function that is going away: each call warns, naming its replacement.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @deprecated(since="0.2", use="jk.new_thing", removal="0.4")
+    ... def old_thing(x):
+    ...     return x + 1
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     old_thing(1)
+    2
+    >>> print(caught[0].message)
+    old_thing is deprecated since judgekit 0.2 and will be removed in 0.4; use jk.new_thing instead
+    """
+    def decorate(func: F) -> F:
+        message = _message(func.__name__, since, use, removal)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            return func(*args, **kwargs)
+
+        wrapper.__doc__ = f".. deprecated:: {since}\n    {message}.\n\n{inspect.getdoc(func) or ''}"
+        return wrapper  # type: ignore[return-value]
+    return decorate
+
+
+def renamed_keyword(old: str, new: str, *, since: str, removal: str | None = None) -> Callable[[F], F]:
+    """Decorate a function whose keyword ``old`` is now ``new``: ``old=`` still works, warns, and
+    is passed on as ``new=``; giving both is a TypeError.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @renamed_keyword("nboot", "n_boot", since="0.2")
+    ... def estimate(x, *, n_boot=1000):
+    ...     return n_boot
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     estimate(1, nboot=50)
+    50
+    >>> print(caught[0].message)
+    estimate(nboot=) is deprecated since judgekit 0.2; use n_boot= instead
+    """
+    def decorate(func: F) -> F:
+        if new not in inspect.signature(func).parameters:
+            raise TypeError(f"{func.__name__} has no parameter {new!r} to rename {old!r} to")
+        message = _message(f"{func.__name__}({old}=)", since, f"{new}=", removal)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(f"{func.__name__}() got both {old}= (deprecated) and {new}=; "
+                                    f"pass {new}= only")
+                warnings.warn(message, DeprecationWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+        return wrapper  # type: ignore[return-value]
+    return decorate
