@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from judgekit._stack import caller_level
 from judgekit.exceptions import MetricWarning
 
 #: Resamples used when a function's caller does not say.
@@ -159,14 +160,14 @@ def p_value(estimate: Any, se: Any, null: float = 0.0) -> np.ndarray:
     return np.where((s > 0) & np.isfinite(s) & np.isfinite(est), out, np.nan)
 
 
-def warn_few_clusters(n_clusters: int, what: str, *, unit: str = "pairs", stacklevel: int = 3) -> bool:
+def warn_few_clusters(n_clusters: int, what: str, *, unit: str = "pairs") -> bool:
     """Warn (:class:`~judgekit.exceptions.MetricWarning`) when an interval rests on fewer than
     :data:`MIN_CLUSTERS` clusters; returns True when it warned."""
     if 0 < n_clusters < MIN_CLUSTERS:
         warnings.warn(
             f"{what}: the interval is resampled from only {n_clusters} {unit} (fewer than "
             f"{MIN_CLUSTERS}); it is unreliable",
-            MetricWarning, stacklevel=stacklevel,
+            MetricWarning, stacklevel=caller_level(),
         )
         return True
     return False

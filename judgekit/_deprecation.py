@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from judgekit._stack import caller_level
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -44,7 +46,7 @@ def deprecated(*, since: str, use: str | None = None, removal: str | None = None
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            warnings.warn(message, DeprecationWarning, stacklevel=caller_level())
             return func(*args, **kwargs)
 
         wrapper.__doc__ = f".. deprecated:: {since}\n    {message}.\n\n{inspect.getdoc(func) or ''}"
@@ -80,7 +82,7 @@ def renamed_keyword(old: str, new: str, *, since: str, removal: str | None = Non
                 if new in kwargs:
                     raise TypeError(f"{func.__name__}() got both {old}= (deprecated) and {new}=; "
                                     f"pass {new}= only")
-                warnings.warn(message, DeprecationWarning, stacklevel=2)
+                warnings.warn(message, DeprecationWarning, stacklevel=caller_level())
                 kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

@@ -6,6 +6,7 @@ import inspect
 import pickle
 import warnings
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -102,3 +103,18 @@ def test_renamed_keyword():
         f(1, nboot=7, n_boot=5)
     with pytest.raises(TypeError, match="no parameter 'nb'"):
         renamed_keyword("x", "nb", since="0.2")(f)
+
+
+def test_warnings_name_the_callers_line(sim):
+    """However deep the check and whatever wraps the function, a warning names the line that
+    called judgekit (a notebook cell shows it there)."""
+    pairs, s = sim
+    few = pairs.head(3)
+    j = s.judgments[s.judgments["pair_id"].isin(few["pair_id"])]
+    with pytest.warns(jk.MetricWarning) as rec:
+        jk.accuracy(j, few, n_boot=50)
+    assert rec and {w.filename for w in rec} == {__file__}
+    with pytest.warns(jk.ConvergenceWarning) as rec:
+        rng = np.random.default_rng(0)
+        jk.noa_fit(rng.uniform(0.1, 0.9, size=(200, 4)), settings="paper", max_iter=2)
+    assert {w.filename for w in rec} == {__file__}

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.calibration.arrangements import _arrangement_codes, _cells
 from judgekit.calibration.baselines import divide_prior, pride_prior
@@ -142,7 +143,7 @@ class Calibrator:
                 if self.maps[judge]["kind"] == "none":
                     warnings.warn(f"p_a_calibrated is NaN for judge {judge!r}: the calibrator has no "
                                   f"map for it ({self.maps[judge]['reason']})", MetricWarning,
-                                  stacklevel=4)
+                                  stacklevel=caller_level())
         cal_t1 = np.full(len(df), np.nan)
         for code, idx in enumerate(rows.by_judge()):
             cal_t1[idx] = self.calibrated_t1(rows.judges[code], rows.p_t1[idx], rows.t1_first[idx])
@@ -518,7 +519,7 @@ def calibrate(
             if noa:
                 fit = _noa_fit(est_s, objective=judge_objective, maps=maps, settings=settings, lam=lam,
                                lr=lr, tol=tol, max_iter=max_iter, n_knots=n_knots,
-                               knot_tol=knot_tol, what=f"NOA for judge {judge!r}", stacklevel=3)
+                               knot_tol=knot_tol, what=f"NOA for judge {judge!r}")
                 fitted[judge] = {"kind": "knots", "knots": fit.knots}
                 info[judge] = {"n_estimation": len(est), "objective": judge_objective,
                                "n_iter": fit.n_iter, "converged": fit.converged,
@@ -538,7 +539,7 @@ def calibrate(
     for judge, entry in fitted.items():
         if entry["kind"] == "none":
             warnings.warn(f"p_a_calibrated is NaN for judge {judge!r}: {entry['reason']}",
-                          MetricWarning, stacklevel=2)
+                          MetricWarning, stacklevel=caller_level())
     calibrator = Calibrator(method=method, params=params, maps=fitted, info=info)
     out = calibrator._apply(df, rows, warn=False)
     out["calibration_split"] = _SPLIT[estimation.astype(np.int8)]

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 from scipy.special import expit, logit
 
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.calibration._noa_paper import NOA_OBJECTIVES, POSITION_MAP, check_samples, fit_paper
 from judgekit.exceptions import ConvergenceWarning
@@ -406,8 +407,8 @@ def noa_fit(
                     max_iter=max_iter, n_knots=n_knots, knot_tol=knot_tol, what="NOA")
 
 
-def _noa_fit(s, *, objective, maps, settings, lam, lr, tol, max_iter, n_knots, knot_tol, what,
-             stacklevel=3) -> NOAFit:
+def _noa_fit(s, *, objective, maps, settings, lam, lr, tol, max_iter, n_knots, knot_tol,
+             what) -> NOAFit:
     if settings not in NOA_SETTINGS:
         raise ValueError(f"settings must be one of {sorted(NOA_SETTINGS)}, got {settings!r}")
     defaults = NOA_SETTINGS[settings]
@@ -438,5 +439,5 @@ def _noa_fit(s, *, objective, maps, settings, lam, lr, tol, max_iter, n_knots, k
         rule = f"the map moved by less than {tol:g}"
     if not out["converged"]:
         warnings.warn(f"{what} (settings={settings!r}) stopped after max_iter = {max_iter} "
-                      f"iterations before {rule}", ConvergenceWarning, stacklevel=stacklevel)
+                      f"iterations before {rule}", ConvergenceWarning, stacklevel=caller_level())
     return NOAFit(objective=objective, maps=maps, settings=settings, **out)

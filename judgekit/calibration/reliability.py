@@ -16,6 +16,7 @@ import pandas as pd
 from scipy.special import logit
 
 from judgekit import _bootstrap
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.exceptions import MetricWarning
 from judgekit.schema import validate_judgments
@@ -36,7 +37,7 @@ def _first(judgments: pd.DataFrame, what: str) -> tuple[pd.DataFrame, list[str]]
     without = sorted(set(judges) - set(pd.unique(df["judge"])))
     if without:
         warnings.warn(f"{what} is NaN for judge(s) {without}: none of their judgments has a "
-                      "probability p_a (e.g. every call failed)", MetricWarning, stacklevel=3)
+                      "probability p_a (e.g. every call failed)", MetricWarning, stacklevel=caller_level())
     ab = (df["order"] == "ab").to_numpy()
     df["p_first"] = np.where(ab, df["p_a"], 1.0 - df["p_a"])
     is_a = (df["verdict"] == "a").to_numpy(dtype=bool)
@@ -95,7 +96,7 @@ def first_position_reliability(
         if d.empty:
             warnings.warn(f"the reliability table has no rows for judge {judge!r}: none of its "
                           "judgments with a probability has a verdict for a shown response",
-                          MetricWarning, stacklevel=2)
+                          MetricWarning, stacklevel=caller_level())
         p = d["p_first"].to_numpy()
         if strategy == "uniform":
             edges = np.linspace(0.0, 1.0, n_bins + 1)
@@ -206,11 +207,11 @@ def first_position_summary(
 
         if n_boot:
             _bootstrap.warn_few_clusters(len(uniq), f"first_position_summary, judge {judge!r}",
-                                         unit=f"clusters ({cluster})", stacklevel=2)
+                                         unit=f"clusters ({cluster})")
         if not ok.any():
             warnings.warn(f"first_chosen_rate, brier and ece are NaN for judge {judge!r}: none of "
                           "its judgments with a probability has a verdict for a shown response",
-                          MetricWarning, stacklevel=2)
+                          MetricWarning, stacklevel=caller_level())
         with np.errstate(invalid="ignore", divide="ignore"):
             est = {k: float(v[0]) for k, v in _summary_stats(np.ones((1, len(p))), *args).items()}
         boot: dict[str, list[np.ndarray]] = {k: [] for k in est}

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit import _bootstrap
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.calibration.arrangements import ARRANGEMENTS, _add_arrangements
 from judgekit.exceptions import MetricWarning
@@ -146,7 +147,7 @@ def _rstd_acc(terms: dict[str, np.ndarray], w: np.ndarray, ddof: int = 1) -> tup
 
 def _warn(judge: str, metric: str, reason: str) -> None:
     verb = "are" if " and " in metric else "is"
-    warnings.warn(f"{metric} {verb} NaN for judge {judge!r}: {reason}", MetricWarning, stacklevel=4)
+    warnings.warn(f"{metric} {verb} NaN for judge {judge!r}: {reason}", MetricWarning, stacklevel=caller_level())
 
 
 def _interval(boot: np.ndarray, ci: float) -> tuple[float, float]:
@@ -308,7 +309,7 @@ def selection_bias_metrics(
         ns = dict.fromkeys(estimates, n)
         w = _bootstrap.counts(n, n_boot, rng) if n_boot else None
         if w is not None:
-            _bootstrap.warn_few_clusters(n, f"selection_bias_metrics, judge {judge!r}", stacklevel=3)
+            _bootstrap.warn_few_clusters(n, f"selection_bias_metrics, judge {judge!r}")
             boots["fleiss_kappa"] = _kappa_weighted(counts, w)
             icc_b = icc_two_way(x, w)
             boots["icc2k"], boots["icc3k"] = icc_b["icc2k"], icc_b["icc3k"]

@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from judgekit._stack import caller_level
 from judgekit.data._common import as_list, check_names, read_json, short_hash
 from judgekit.data.fetch import DataFile, is_available, read_bytes, registry_files
 from judgekit.exceptions import MissingDataWarning
@@ -189,8 +190,8 @@ def load(models: str | list[str] | None = None, *, progress: bool = True
     return assemble(parts, orders, [ANNOTATOR] * len(parts))
 
 
-def assemble(parts: list[dict[str, list]], orders: dict[str, str], judges: list[str],
-             *, stacklevel: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
+def assemble(parts: list[dict[str, list]], orders: dict[str, str], judges: list[str]
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The two tables from :func:`annotation_rows` parts, each judged by ``judges[i]``; a
     judgment whose order is neither determined by its own logprobs nor in ``orders`` (by
     instruction id) is left out, with a warning."""
@@ -213,7 +214,7 @@ def assemble(parts: list[dict[str, list]], orders: dict[str, str], judges: list[
             f"alpacaeval: the shown order of {int(unknown.sum())} annotations cannot be recovered "
             "(no logprobs here or in any other file at hand); their judgments are left out, the "
             "pairs are kept. Load a model with logprobs alongside to recover them.",
-            MissingDataWarning, stacklevel=stacklevel,
+            MissingDataWarning, stacklevel=caller_level(),
         )
         judg = judg[~unknown].reset_index(drop=True)
     return pairs, judg

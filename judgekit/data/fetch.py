@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from judgekit import _env
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.data import _download
 from judgekit.data._gzip import InflateLimitError, gunzip, limit_for
@@ -204,7 +205,7 @@ def _check(entry: DataFile, data: bytes, source: Path) -> bytes:
     else:
         warnings.warn(
             f"{entry.name}: no published sha256; read {source} unverified (sha256 {_sha256(data)}).",
-            UnverifiedDataWarning, stacklevel=3,
+            UnverifiedDataWarning, stacklevel=caller_level(),
         )
     return data
 
@@ -248,7 +249,7 @@ def _write_record(entry: DataFile, path: Path) -> None:
     warnings.warn(
         f"{entry.name}: upstream publishes no checksum; trusting this first download "
         f"(sha256 {digest}, recorded in {record}); later reads are verified against it.",
-        UnverifiedDataWarning, stacklevel=4,
+        UnverifiedDataWarning, stacklevel=caller_level(),
     )
 
 
@@ -285,7 +286,7 @@ def _refetch_unrecorded(entry: DataFile, cached: Path, *, progress: bool) -> byt
         warnings.warn(
             f"{entry.name}: the unrecorded cached copy differed from a fresh download "
             f"(sha256 {_sha256(old)} vs {_sha256(data)}); replaced it.",
-            UnverifiedDataWarning, stacklevel=3,
+            UnverifiedDataWarning, stacklevel=caller_level(),
         )
     return _check(entry, data, path)
 
@@ -304,7 +305,7 @@ def read_bytes(entry: DataFile, *, progress: bool = True) -> bytes:
             return _check(entry, data, cached)
         except DataFileError:
             warnings.warn(f"{entry.name}: cached copy {cached} is corrupted; downloading again",
-                          stacklevel=2)
+                          stacklevel=caller_level())
             cached.unlink()
     path = _download_entry(entry, progress=progress)
     return _check(entry, path.read_bytes(), path)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.data import alpacaeval as _ae
 from judgekit.data.readers import _find, _json
@@ -220,10 +221,10 @@ def read_alpacaeval(
                 warnings.warn(
                     f"alpacaeval: {wrong} of {len(orders)} orders that {judge}'s logprobs determine "
                     f"differ from AlpacaEval's seeded order (seed {order_seed}); orders are taken "
-                    "from the logprobs only", MissingDataWarning, stacklevel=2)
+                    "from the logprobs only", MissingDataWarning, stacklevel=caller_level())
             else:
                 orders = {**{iid: seeded_order(t, order_seed) for iid, t in texts.items()}, **orders}
-        p, j = _ae.assemble(parts, orders, [judge] * len(parts), stacklevel=3)
+        p, j = _ae.assemble(parts, orders, [judge] * len(parts))
         pair_frames.append(p)
         judgment_frames.append(j)
     pairs = pd.concat(pair_frames, ignore_index=True).drop_duplicates("pair_id", ignore_index=True)

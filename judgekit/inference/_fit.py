@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from judgekit import _bootstrap
+from judgekit._stack import caller_level
 from judgekit.exceptions import MetricWarning
 from judgekit.inference import _estimators as est
 from judgekit.inference._prepare import Unit
@@ -177,8 +178,7 @@ def rows(fits: list[Fitted], signs: list[float], *, label: dict, methods: list[s
     out = []
     boot = bootstrap(fits, signs, n_boot, seed) if interval in ("bootstrap", "both") else None
     if boot is not None:
-        _bootstrap.warn_few_clusters(base["n_clusters"], "ppi_win_rates", unit="clusters",
-                                     stacklevel=4)
+        _bootstrap.warn_few_clusters(base["n_clusters"], "ppi_win_rates", unit="clusters")
     for method in methods:
         estimate = float(sum(s * f.estimates[method] for f, s in zip(fits, signs)))
         lam = fits[0].lam.get(method, np.nan) if len(fits) == 1 else np.nan
@@ -193,7 +193,7 @@ def rows(fits: list[Fitted], signs: list[float], *, label: dict, methods: list[s
             if not np.isfinite(se):
                 warnings.warn(f"ppi_win_rates: too many bootstrap resamples of {method} were "
                               "undefined (a resample without labelled pairs); interval is NaN",
-                              MetricWarning, stacklevel=4)
+                              MetricWarning, stacklevel=caller_level())
             out.append({**common, "interval": "bootstrap", "se": float(se),
                         "ci_low": float(low), "ci_high": float(high)})
     return out

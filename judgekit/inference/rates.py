@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit import _bootstrap
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.exceptions import MetricWarning
 from judgekit.inference import _fit, _prepare, labelling
@@ -49,7 +50,7 @@ def _sanity(unit: _prepare.Unit) -> None:
             f"ppi_win_rates: sampling_prob sums to {expected:.1f} over the pairs of judge "
             f"{unit.judge!r}{', model ' + repr(unit.model) if unit.model else ''}, but "
             f"{int(lab.sum())} are labelled: are these the probabilities that each pair was sent "
-            "for labelling (not relative weights)?", MetricWarning, stacklevel=4)
+            "for labelling (not relative weights)?", MetricWarning, stacklevel=caller_level())
 
 
 def _units(judgments, pairs, target, models, prediction, strata, sampling_prob, cluster,
@@ -221,7 +222,7 @@ def ppi_win_rates(
         if n < 2:
             warnings.warn(f"ppi_win_rates: judge {u.judge!r}"
                           f"{', model ' + repr(u.model) if u.model else ''} has {n} labelled "
-                          "pairs; its estimates are NaN", MetricWarning, stacklevel=2)
+                          "pairs; its estimates are NaN", MetricWarning, stacklevel=caller_level())
             for m in methods:
                 out.append({**label, "method": m, "estimate": np.nan, "se": np.nan,
                             "ci_low": np.nan, "ci_high": np.nan, "interval": interval,
@@ -303,7 +304,7 @@ def ppi_compare(
         pair = [mine[models[0]], mine[models[1]]]
         if min(int((~np.isnan(u.y)).sum()) for u in pair) < 2:
             warnings.warn(f"ppi_compare: judge {judge!r}: a model has fewer than 2 labelled "
-                          "pairs; skipped", MetricWarning, stacklevel=2)
+                          "pairs; skipped", MetricWarning, stacklevel=caller_level())
             continue
         fits = [_fit.fit_unit(u, estimand, small_sample) for u in pair]
         label = {"judge": judge, "model": f"{models[0]} - {models[1]}", "target": target}

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.exceptions import CacheError
 from judgekit.judging.cache import Cache, new_owner, open_cache
@@ -160,7 +161,7 @@ def submit_batch(
             f"{len(held)} requests were not submitted: they are in batches not collected yet "
             f"({', '.join(sorted(set(held.values())))}); collect them with "
             "jk.collect_batch(batch_id), or pass pending_batches='send' to pay for them again",
-            RuntimeWarning, stacklevel=2,
+            RuntimeWarning, stacklevel=caller_level(),
         )
     return batch_id
 
@@ -361,7 +362,7 @@ def run_judges_batch(
                 warnings.warn(
                     f"batch {done['batch_id']} ended '{done['status']}' with {unanswered} "
                     "requests unanswered; run_judges now sends what is not cached live, at the "
-                    "full price", RuntimeWarning, stacklevel=2,
+                    "full price", RuntimeWarning, stacklevel=caller_level(),
                 )
         judgments = run_judges(pairs, judges, orders, repeats, id_swap, client, cache=store,
                                **options)

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from judgekit._stack import caller_level
 from judgekit.exceptions import CacheError, CacheWarning, JudgeConnectionError
 from judgekit.judging.budget import Budget, Reservation
 from judgekit.judging.cache import LEASE, Cache, new_owner, open_cache
@@ -405,7 +406,7 @@ def announce(report: Mapping[str, Any]) -> None:
             f"budget reached: {report['not_run_budget']} requests were not sent (spent "
             f"${report['cost_usd']:.4f}); re-run with a larger budget_usd to finish — cached calls "
             "are not paid again",
-            RuntimeWarning, stacklevel=3,
+            RuntimeWarning, stacklevel=caller_level(),
         )
     if report["not_run_pending_batch"]:
         ids = ", ".join(report["pending_batches"])
@@ -413,20 +414,20 @@ def announce(report: Mapping[str, Any]) -> None:
             f"{report['not_run_pending_batch']} requests were not sent: they are in batches not "
             f"collected yet ({ids}); collect them with jk.collect_batch(batch_id), or pass "
             "pending_batches='send' to pay for them again",
-            RuntimeWarning, stacklevel=3,
+            RuntimeWarning, stacklevel=caller_level(),
         )
     if report["not_stored"] or report["cache_error"]:
         reason = report["cache_error"] or "the cache is read-only"
         warnings.warn(
             f"{report['not_stored']} paid answers are in the returned table but not in the cache "
             f"({reason}); {report['not_run_stopped']} requests were not sent",
-            CacheWarning, stacklevel=3,
+            CacheWarning, stacklevel=caller_level(),
         )
     if report["errors"]:
         warnings.warn(
             f"{report['errors']} calls ended in an error (see the 'error' column); "
             "unpaid failures are retried on the next run, paid ones with retry_errors=True",
-            RuntimeWarning, stacklevel=3,
+            RuntimeWarning, stacklevel=caller_level(),
         )
     if report["retry_after_too_long"]:
         log.warning("%d calls were not retried: the server asked to wait longer than backoff_max",

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit import _bootstrap as bs
+from judgekit._stack import caller_level
 from judgekit.exceptions import MetricWarning
 from judgekit.metrics import _statistics as st
 from judgekit.metrics._cells import Cells
@@ -88,7 +89,7 @@ def _warn_nan(found: dict[tuple[str, tuple[int, ...]], list[str]], keys: pd.Data
         bad = np.isin(np.arange(len(keys)), groups)
         verb = "is" if len(names) == 1 else "are"
         warnings.warn(f"{', '.join(names)} {verb} NaN for {_groups(keys, bad)}: {why}",
-                      MetricWarning, stacklevel=5)
+                      MetricWarning, stacklevel=caller_level())
 
 
 def _warn_few_pairs(prep: Prepared) -> None:
@@ -102,7 +103,7 @@ def _warn_few_pairs(prep: Prepared) -> None:
         more = f" and {len(idx) - 5} more" if len(idx) > 5 else ""
         warnings.warn(f"bootstrap intervals for {names}{more} are resampled from fewer than "
                       f"{bs.MIN_CLUSTERS} pairs; they are unreliable", MetricWarning,
-                      stacklevel=5)
+                      stacklevel=caller_level())
 
 
 class Computation:
@@ -241,7 +242,7 @@ def compute(
                     f"{m.name}: {int(bad[gi])} of {n_split} splits have 1 - 2q <= {MIN_DENOM} for "
                     f"{_group_label(prep.keys, gi)}; they are NaN and left out of the mean and "
                     "std over splits (see n_splits)",
-                    MetricWarning, stacklevel=4,
+                    MetricWarning, stacklevel=caller_level(),
                 )
     elif n_boot > 0:
         _warn_few_pairs(prep)
@@ -253,7 +254,7 @@ def compute(
                     f"{m.name}: {nan_share[i, gi]:.0%} of bootstrap replicates are NaN for "
                     f"{_group_label(prep.keys, gi)} (zero denominators or 1 - 2q <= "
                     f"{MIN_DENOM}); no interval reported",
-                    MetricWarning, stacklevel=4,
+                    MetricWarning, stacklevel=caller_level(),
                 )
 
     # warnings for NaN estimates: the first reason that explains each group

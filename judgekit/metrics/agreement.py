@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit import _bootstrap as bs
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.exceptions import MetricWarning
 from judgekit.metrics._formulas import ratio
@@ -161,9 +162,9 @@ def mutual_agreement(
                     for i in np.flatnonzero(~np.isfinite(point[0])) if i // n_j <= i % n_j]
             more = f" and {len(none) - 5} more" if len(none) > 5 else ""
             warnings.warn(f"agreement is NaN for {', '.join(none[:5])}{more}{group}: no instance "
-                          "has a valid verdict from both judges", MetricWarning, stacklevel=2)
+                          "has a valid verdict from both judges", MetricWarning, stacklevel=caller_level())
         if n_boot > 0:
-            bs.warn_few_clusters(n_p, f"mutual_agreement{group}", stacklevel=2)
+            bs.warn_few_clusters(n_p, f"mutual_agreement{group}")
         ns = (T[k : 2 * k], T[3 * k : 4 * k])
         lo = [np.full(k, np.nan), np.full(k, np.nan)]
         hi = [np.full(k, np.nan), np.full(k, np.nan)]

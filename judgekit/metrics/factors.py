@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.metrics._prepare import as_list as _as_list
 from judgekit.metrics.report import report_card
@@ -204,7 +205,7 @@ def stepwise_ols(
     if aliased:
         warnings.warn(
             f"stepwise_ols: {aliased} are exact linear combinations of the other predictors "
-            "(aliased) and are left out", UserWarning, stacklevel=2,
+            "(aliased) and are left out", UserWarning, stacklevel=caller_level(),
         )
         predictors = [t for t in predictors if t not in aliased]
     current = list(predictors) if start == "full" else []

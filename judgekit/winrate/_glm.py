@@ -28,6 +28,7 @@ import numpy as np
 from scipy import special
 from threadpoolctl import threadpool_limits
 
+from judgekit._stack import caller_level
 from judgekit.exceptions import ConvergenceWarning
 
 __all__ = ["fit_joint", "fit_small", "single_threaded", "soft_log_loss"]
@@ -242,5 +243,5 @@ def fit_joint(
             break
     if not converged:
         warnings.warn(f"the joint instruction-difficulty fit did not converge in {max_iter} Newton "
-                      "steps; a larger l2 helps", ConvergenceWarning, stacklevel=2)
+                      "steps; a larger l2 helps", ConvergenceWarning, stacklevel=caller_level())
     return gamma, coef, converged

@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import special
 
 from judgekit._columns import member
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.exceptions import ConvergenceWarning, MetricWarning
 from judgekit.winrate._data import Prepared, bootstrap_counts, fold_of, prepare
@@ -309,7 +310,7 @@ def _warn_unconverged(prep: Prepared, ok: np.ndarray, what: str) -> None:
     if not ok.all():
         names = [m for m, good in zip(prep.models, ok) if not good]
         warnings.warn(f"judge {prep.judge!r}: the {what} did not converge for {names}; "
-                      "a larger l2 helps", ConvergenceWarning, stacklevel=3)
+                      "a larger l2 helps", ConvergenceWarning, stacklevel=caller_level())
 
 
 def _bootstrap(
@@ -491,7 +492,7 @@ def lc_win_rates(
             if missing:
                 warnings.warn(
                     f"lc_win_rate is NaN for judge {judge!r} and model(s) {missing}: none of their "
-                    "judgments has a usable preference", MetricWarning, stacklevel=2)
+                    "judgments has a usable preference", MetricWarning, stacklevel=caller_level())
             nan_rows = pd.DataFrame({"judge": judge, "model": missing, "baseline": prep.baseline,
                                      "n": 0, "converged": False, "formula": FORMULA_NAME})
             if prep.rows.empty:

@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import special
 
 from judgekit import _bootstrap
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.exceptions import MetricWarning
 from judgekit.winrate._data import Prepared, bootstrap_counts, prepare
@@ -39,7 +40,7 @@ def _nan_rows(prep: Prepared, metrics: list[str], what: str) -> list[dict]:
            "auto": "every verdict is missing and there is no p_a"}[prep.preference]
     warnings.warn(
         f"{what} NaN for judge {prep.judge!r} and model(s) {missing}: none of their judgments "
-        f"has a usable preference ({why})", MetricWarning, stacklevel=4,
+        f"has a usable preference ({why})", MetricWarning, stacklevel=caller_level(),
     )
     return [{"judge": prep.judge, "model": model, "baseline": prep.baseline, "metric": metric,
              "estimate": np.nan, "se": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n": 0,
@@ -63,7 +64,7 @@ def _resampled(
             else np.ones((1, len(rows)))
         if counts is not None:
             _bootstrap.warn_few_clusters(len(np.unique(inst[idx])), f"win rates of judge {prep.judge!r}, "
-                                         f"model {model!r}", unit="instructions", stacklevel=5)
+                                         f"model {model!r}", unit="instructions")
         for metric, fn in stats.items():
             with np.errstate(invalid="ignore", divide="ignore"):
                 values = fn(weights, rows)
