@@ -157,6 +157,18 @@ def test_which_transport_sends_and_what_it_sends():
         assert j["verdict"].tolist() == ["a", "a"] and j["prompt_tokens"].tolist() == [10, 10]
 
 
+def test_organization_and_project_from_the_environment_are_sent_by_both_paths(monkeypatch):
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-env")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-env")
+    with _Capture() as cap:
+        url = f"http://127.0.0.1:{cap.port}/v1"
+        _one_run(url, api_key="sk-1")
+        _one_run(url, api_key="sk-1", transport="openai")
+    lower = [{k.lower(): v for k, v in s["headers"].items()} for s in cap.seen]
+    sent = [(h.get("openai-organization"), h.get("openai-project")) for h in lower]
+    assert sent == [("org-env", "proj-env")] * 4
+
+
 def test_a_proxy_from_the_environment_is_used_by_both_paths(monkeypatch):
     with _Capture() as proxy:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -308,11 +309,12 @@ def make_transports(urls: Iterable[str], *, transport: str, client: Any, api_key
         clients, owned = make_clients(urls, client, api_key, timeout)
         return {u: SdkTransport(clients[u], owned=any(clients[u] is c for c in owned)) for u in urls}
     headers = {}
-    if client is not None:
-        for name, header in (("organization", "OpenAI-Organization"),
-                             ("project", "OpenAI-Project")):
-            if getattr(client, name, None):
-                headers[header] = str(getattr(client, name))
+    for name, header, env in (("organization", "OpenAI-Organization", "OPENAI_ORG_ID"),
+                              ("project", "OpenAI-Project", "OPENAI_PROJECT_ID")):
+        # the client's setting, else the environment variable the SDK reads
+        value = getattr(client, name, None) if client is not None else os.environ.get(env)
+        if value:
+            headers[header] = str(value)
     return {u: LeanTransport(u, resolve_key(u, client, api_key), timeout=timeout, pool=pool,
                              headers=headers) for u in urls}
 
