@@ -94,7 +94,9 @@ class _Capture:
         from aiohttp import web
 
         body = json.loads(await request.read())
-        self.seen.append({"headers": dict(request.headers), "url": str(request.url),
+        # the URL from Host and path: request.url fails on aiohttp 3.9 with newer yarl
+        url = f"http://{request.headers.get('Host')}{request.path}"
+        self.seen.append({"headers": dict(request.headers), "url": url,
                           "model": body["model"]})
         return web.json_response({
             "id": "x", "object": "chat.completion", "model": body["model"],
