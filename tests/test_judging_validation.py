@@ -77,6 +77,9 @@ def test_a_judge_checks_its_own_fields():
         ({"seed": 1.5}, "seed must be an integer"),
         ({"logprobs": "yes"}, "logprobs must be True or False"),
         ({"base_url": "localhost:8000/v1"}, "must start with http"),
+        ({"base_url": "https://h.example/v1?api-version=1&api-key=abc"},
+         r"must not carry a query string.*api-key=%2A%2A%2A"),   # and the key is not shown
+        ({"base_url": "https://h.example/v1#frag"}, "must not carry a query string or fragment"),
         ({"extra": ["top_p"]}, "extra must be a mapping"),
         ({"extra": {"seed": 3}}, "through the Judge's own fields"),
     ]:
@@ -87,3 +90,12 @@ def test_a_judge_checks_its_own_fields():
 
     judge = jk.Judge("m", seed=np.int64(3), max_tokens=np.int32(8))
     assert type(judge.seed) is int and judge.body([], 1)["seed"] == 4
+
+
+def test_base_urls_that_cannot_reach_chat_completions_are_refused(monkeypatch):
+    pairs = jk.simulate_pairs(2, seed=0)
+    with pytest.raises(ValueError, match="base_url must not carry a query string"):
+        jk.complete(["hi"], "m", base_url="http://127.0.0.1:9/v1?x=1", cache=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1?api-version=2")
+    with pytest.raises(ValueError, match="OPENAI_BASE_URL must not carry a query string"):
+        jk.run_judges(pairs, jk.Judge("m", "shen_hh"), cache=False, progress=False)

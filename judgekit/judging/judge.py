@@ -92,6 +92,8 @@ class Judge:
         if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"Judge.base_url must start with http:// or https://, got "
                              f"{public_endpoint(self.base_url)!r}")
+        if self.base_url is not None:
+            check_base_url(self.base_url, "Judge.base_url")
         clash = {"model", "messages", "temperature", "max_tokens", "logprobs", "top_logprobs",
                  "seed", "stream", "n"} & set(self.extra)
         if clash:
@@ -148,3 +150,17 @@ def as_judges(judges: Judge | str | Sequence[Judge | str]) -> list[Judge]:
     if dup:
         raise ValueError(f"judges must have distinct ids; repeated: {dup} (set Judge.name)")
     return out
+
+def check_base_url(url: str, name: str) -> None:
+    """Refuse a base URL with a query string or fragment: requests go to
+    ``{base_url}/chat/completions``, which such a URL cannot be extended to (neither transport
+    would reach the endpoint)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.query or parts.fragment:
+        raise ValueError(
+            f"{name} must not carry a query string or fragment, got {public_endpoint(url)!r}: "
+            "requests go to {base_url}/chat/completions. For an endpoint that needs query "
+            "parameters (Azure's api-version), pass client=openai.AsyncAzureOpenAI(...) or "
+            "client=openai.AsyncOpenAI(base_url=..., default_query={...})")

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.judging.cache import request_key
-from judgekit.judging.judge import Judge
+from judgekit.judging.judge import Judge, check_base_url
 from judgekit.judging.secrets import public_endpoint
 from judgekit.judging.templates import _check_order
 
@@ -78,10 +78,14 @@ def endpoint_of(base_url: str | None, client: Any) -> str:
     """The URL a request goes to: the judge's ``base_url``, else the client's, else
     ``OPENAI_BASE_URL``, else OpenAI's."""
     if base_url:
+        check_base_url(base_url, "base_url")
         return base_url.rstrip("/")
     if client is not None and getattr(client, "base_url", None):
         return str(client.base_url).rstrip("/")
-    return os.environ.get("OPENAI_BASE_URL", DEFAULT_ENDPOINT).rstrip("/")
+    if os.environ.get("OPENAI_BASE_URL"):
+        check_base_url(os.environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
+        return os.environ["OPENAI_BASE_URL"].rstrip("/")
+    return DEFAULT_ENDPOINT
 
 
 def check_swaps(id_swap: bool | Sequence[bool]) -> tuple[bool, ...]:

@@ -3,7 +3,9 @@
 The API key travels only in the ``Authorization`` header. Credentials written into a base URL
 (``https://user:token@host/v1``, ``?api-key=...``) are removed from the endpoint that keys and
 labels the cache (a ``user:token@`` is sent as HTTP basic auth, so the URL the HTTP library logs
-holds none; a key in the query string is sent, and logged by the HTTP library at INFO, as it is), and every text a run keeps (error messages, stored answers, judgments) has the
+holds none; a base URL with a query string is refused before anything is sent, see
+:func:`judgekit.judging.judge.check_base_url`), and every text a run keeps (error messages,
+stored answers, judgments) has the
 keys it used removed: whole, or a leading part of 12 characters or more (providers often echo a
 prefix of a key). A key that an endpoint transforms before echoing it (hashed, split, re-encoded
 other than as HTTP basic auth) cannot be recognised.
