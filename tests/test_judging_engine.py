@@ -464,10 +464,13 @@ def test_retry_after_is_honoured_instead_of_the_backoff(caplog):
     n429 = server.stats.get("fault_429", 0)
     assert n429 >= 1 and j["error"].isna().all() and j.attrs["judgekit_run"]["retries"] == n429
     # each wait is the server's Retry-After (0.2 s) plus at most 10 % + 10 ms of jitter, not a
-    # full-jitter draw from the 3 s backoff
+    # full-jitter draw from the 3 s backoff: one wait per 429 the client received (once, with
+    # aiohttp 3.9.0 at both ends, a 429 the server sent never arrived; the client waited out its
+    # timeout and retried, which is not a Retry-After wait)
     delays = [float(m) for m in re.findall(r"retrying a call in ([0-9.]+) s after: HTTP 429",
                                            caplog.text)]
-    assert len(delays) == n429
+    received = j.attrs["judgekit_run"]["rate_limited"]
+    assert received >= 1 and len(delays) == received
     assert all(0.2 <= d <= 0.2 + 0.02 + 0.01 + 0.005 for d in delays), delays
 
 
