@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _formats import alpacaeval_tree
 
 from judgekit.cli import main
 
@@ -16,7 +17,7 @@ DATA = Path(__file__).parent / "fixtures" / "data"
 
 @pytest.mark.parametrize(("path", "fmt", "extra"), [
     (FORMATS / "my_pipeline.csv", "csv", []),
-    (FORMATS / "alpacaeval", "alpacaeval", []),
+    (alpacaeval_tree(), "alpacaeval", []),
     (FORMATS / "mtbench" / "data" / "mt_bench" / "model_judgment" / "gpt-4_pair.jsonl", "mtbench", []),
     (FORMATS / "mtbench" / "data" / "mt_bench" / "model_judgment" / "gpt-4_single.jsonl", "mtbench",
      ["--single-as-pairs"]),

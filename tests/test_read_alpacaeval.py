@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _formats import alpacaeval_tree
 
 import judgekit as jk
 from judgekit.data.read_alpacaeval import seeded_order
 
-FIXTURE = Path(__file__).parent / "fixtures" / "formats" / "alpacaeval"
+FIXTURE = alpacaeval_tree()
 MODEL_DIR = FIXTURE / "results" / "toy-model"
 MIRROR = Path(os.environ["JUDGEKIT_DATA_MIRROR"]) if os.environ.get("JUDGEKIT_DATA_MIRROR") else None
 needs_mirror = pytest.mark.skipif(MIRROR is None or not MIRROR.is_dir(), reason="needs the data mirror")

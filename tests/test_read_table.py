@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _formats import alpacaeval_tree
 
 import judgekit as jk
 
@@ -119,8 +120,8 @@ def test_bad_files_are_named(tmp_path):
 
 def test_detect_format_on_every_layout(tmp_path):
     cases = {
-        FORMATS / "alpacaeval": "alpacaeval",
-        FORMATS / "alpacaeval" / "results" / "toy-model" / "alpaca_eval_gpt4" / "annotations.json": "alpacaeval",
+        alpacaeval_tree(): "alpacaeval",
+        alpacaeval_tree() / "results" / "toy-model" / "alpaca_eval_gpt4" / "annotations.json": "alpacaeval",
         FORMATS / "mtbench" / "data" / "mt_bench" / "model_judgment" / "gpt-4_pair.jsonl": "mtbench",
         FORMATS / "mtbench" / "data" / "mt_bench" / "model_judgment" / "gpt-4_single.jsonl": "mtbench",
         FORMATS / "mtbench" / "human_judgments.json": "mtbench",
@@ -137,7 +138,7 @@ def test_detect_format_on_every_layout(tmp_path):
         assert reason
     # an AlpacaEval file under another name is recognised by its records
     renamed = tmp_path / "my_annotations.json"
-    shutil.copy(FORMATS / "alpacaeval" / "results" / "toy-model" / "weighted_alpaca_eval_gpt4_turbo"
+    shutil.copy(alpacaeval_tree() / "results" / "toy-model" / "weighted_alpaca_eval_gpt4_turbo"
                 / "annotations.json", renamed)
     assert jk.detect_format(renamed)[0] == "alpacaeval"
     (tmp_path / "empty").mkdir()
@@ -149,7 +150,7 @@ def test_detect_format_on_every_layout(tmp_path):
 
 def test_read_any_uses_the_reader_of_the_format():
     for path, reader in [(FORMATS / "arena_hard" / "data", jk.read_arena_hard),
-                         (FORMATS / "alpacaeval", jk.read_alpacaeval),
+                         (alpacaeval_tree(), jk.read_alpacaeval),
                          (DATA / "llmbar_run", jk.read_llmbar_results)]:
         got = jk.read_any(path)
         want = reader(path)
