@@ -43,7 +43,7 @@ def check_version(version: str) -> None:
 
 def tables(judgments: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validated tables; the pairs need model_a and model_b on every row."""
-    pairs = validate_pairs(pairs)
+    pairs = validate_pairs(pairs, require_text=False)
     if pairs.empty:
         raise ValueError("pairs: the table is empty")
     judgments = validate_judgments(judgments, pairs)

@@ -27,7 +27,7 @@ from judgekit._stamp import stamped
 from judgekit.exceptions import ConvergenceWarning, MetricWarning
 from judgekit.winrate import _battles, _bt
 from judgekit.winrate._data import infer_baseline
-from judgekit.winrate.style import CONTROLS, FEATURES, style_features, style_matrix
+from judgekit.winrate.style import CONTROLS, FEATURES, lengths, style_features, style_matrix
 
 __all__ = ["arena_hard_scores"]
 
@@ -177,9 +177,9 @@ def arena_hard_scores(
                          f"from {_ids(pairs, ~(a_base | b_base), 'pair_id')}")
     self_pairs = a_base & b_base
     model = np.where(a_base, model_b, model_a)
-    features = style_features(pairs)
-    unit = str(features["length_unit"].iloc[0])
-    length_model = np.where(a_base, features["length_b"], features["length_a"])
+    features = style_features(pairs) if any(c != "none" for c in controls) else None
+    len_a, len_b, unit = lengths(pairs)
+    length_model = np.where(a_base, len_b, len_a)
     rows = []
     for bt in _battles.battles(judgments, pairs, weight=weight, version=version):
         if bt.labels:
@@ -216,7 +216,7 @@ def arena_hard_scores(
                              "ci_high": 100 * float(special.expit(hi[i])), "n": int(n_games[i]),
                              "n_battles": int(n_battles[i]), "n_dropped": int(dropped.get(name, 0)),
                              "avg_length": float(avg.get(name, np.nan)), "length_unit": unit})
-            base_len = np.where(a_base, features["length_a"], features["length_b"])
+            base_len = np.where(a_base, len_a, len_b)
             rows.append({"judge": bt.judge, "model": baseline, "baseline": baseline, "control": ctrl,
                          "score": 50.0, "se": 0.0 if n_boot else np.nan,
                          "ci_low": 50.0 if n_boot else np.nan, "ci_high": 50.0 if n_boot else np.nan,

@@ -86,6 +86,23 @@ def _counts_of(texts: pd.Series) -> np.ndarray:
     return out
 
 
+def lengths(pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, str]:
+    """The answers' lengths (validated pairs): token counts where every known answer has one,
+    else characters; and the unit."""
+    tokens = {"tokens_a", "tokens_b"} <= set(pairs.columns)
+    if tokens:
+        counts = pairs[["tokens_a", "tokens_b"]].apply(pd.to_numeric, errors="coerce")
+        known = pairs[["len_a", "len_b"]].notna().to_numpy()
+        if (counts.isna().to_numpy() & known).any():  # one unit for every answer, never mixed
+            warnings.warn("style_features: some answers have no token count; every length is "
+                          "in characters instead", MetricWarning, stacklevel=caller_level())
+            tokens = False
+    cols = ("tokens_a", "tokens_b") if tokens else ("len_a", "len_b")
+    a, b = (pd.to_numeric(pairs[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            for c in cols)
+    return a, b, "tokens" if tokens else "characters"
+
+
 @stamped
 def style_features(pairs: pd.DataFrame) -> pd.DataFrame:
     """The style features of both answers of every pair (length, headers, list items, bold).
@@ -115,15 +132,9 @@ def style_features(pairs: pd.DataFrame) -> pd.DataFrame:
        length_a  length_b  header_b  list_b  bold_b
     0      15.0      35.0       1.0     2.0     1.0
     """
-    pairs = validate_pairs(pairs)
+    pairs = validate_pairs(pairs, require_text=False)
     out = pd.DataFrame({"pair_id": pairs["pair_id"].to_numpy()})
-    tokens = {"tokens_a", "tokens_b"} <= set(pairs.columns)
-    for side in ("a", "b"):
-        column = f"tokens_{side}" if tokens else f"len_{side}"
-        length = pd.to_numeric(pairs[column], errors="coerce").to_numpy(dtype=float)
-        if tokens:  # a missing token count falls back to the characters, never silently to 0
-            length = np.where(np.isnan(length), pairs[f"len_{side}"].to_numpy(dtype=float), length)
-        out[f"length_{side}"] = length
+    out["length_a"], out["length_b"], unit = lengths(pairs)
     for side in ("a", "b"):
         given = [f"{_UPSTREAM_COLUMNS[f]}_{side}" for f in ("header", "list", "bold")]
         counted = None
@@ -137,7 +148,7 @@ def style_features(pairs: pd.DataFrame) -> pd.DataFrame:
             counts[gaps] = counted
         for j, feature in enumerate(("header", "list", "bold")):
             out[f"{feature}_{side}"] = counts[:, j]
-    out["length_unit"] = "tokens" if tokens else "characters"
+    out["length_unit"] = unit
     return out
 
 
