@@ -14,9 +14,11 @@ from judgekit.winrate.lc import (
 )
 from judgekit.winrate.rates import length_balanced_win_rates, length_normalized_win_rates, win_rates
 from judgekit.winrate.simulate import LeaderboardSimulation, simulate_leaderboard
+from judgekit.winrate.simulate_arena import ArenaSimulation, simulate_arena_hard
 from judgekit.winrate.style import style_features
 
 __all__ = [
+    "ArenaSimulation",
     "InstructionDifficulty",
     "LeaderboardSimulation",
     "arena_correlation",
@@ -28,6 +30,7 @@ __all__ = [
     "lc_win_rates",
     "length_balanced_win_rates",
     "length_normalized_win_rates",
+    "simulate_arena_hard",
     "simulate_leaderboard",
     "style_features",
     "truncation_attack",
