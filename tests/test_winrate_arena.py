@@ -113,7 +113,7 @@ def test_style_features_follow_the_published_normalisation():
     a = gen.integers(0, 50, size=(200, 4)).astype(float)
     b = gen.integers(0, 50, size=(200, 4)).astype(float)
     w = gen.integers(1, 4, size=200).astype(float)
-    z, kept = style_matrix(a, b, w, ("length", "header", "list", "bold"), who="t")
+    z, kept, equal = style_matrix(a, b, w, ("length", "header", "list", "bold"), who="t")
     # transcription of construct_style_matrices: rows repeated by weight, (a-b)/(a+b+1),
     # centred and divided by the population sd over the (repeated) battles
     rep = np.repeat(np.arange(200), w.astype(int))
@@ -121,6 +121,7 @@ def test_style_features_follow_the_published_normalisation():
     want = (d - d.mean(axis=0)) / d.std(axis=0)
     np.testing.assert_allclose(z[rep], want, atol=1e-12)
     assert kept == ["length", "header", "list", "bold"]
+    np.testing.assert_allclose(equal, -d.mean(axis=0) / d.std(axis=0))  # z where a = b
 
 
 def test_markdown_is_counted_as_the_published_metadata_counts_it():
@@ -180,3 +181,26 @@ def test_style_control_recovers_quality_when_the_judge_rewards_style():
     b = jk.arena_hard_scores(blind.judgments, blind.pairs, control=[None, "style"], n_boot=0)
     w = b.pivot(index="model", columns="control", values="score")
     assert (w["style"] - w["none"]).abs().max() < 2.5
+
+
+def test_heavy_tailed_lengths_are_named_and_do_not_move_the_controlled_score():
+    import warnings
+
+    sim = jk.simulate_arena_hard(3, 400, length_effect=2.0, markdown_effect=0, seed=7)
+    clean = sim.pairs.assign(len_a=sim.pairs["response_a"].str.len(),
+                             len_b=sim.pairs["response_b"].str.len())
+    tails = clean.copy()
+    tails.loc[tails.index[tails["model_b"] == "model-02"][:8], "len_b"] = 80_000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jk.MetricWarning)
+        before = jk.lc_win_rates(sim.judgments, clean, n_boot=0).set_index("model")
+    with pytest.warns(jk.MetricWarning, match=r"heavy-tailed length differences for model-02 "
+                                              r"\(sd 10,9\d\d vs robust scale"):
+        after = jk.lc_win_rates(sim.judgments, tails, n_boot=0).set_index("model")
+    assert after.loc["model-02", "length_scale"] > 10 * before.loc["model-02", "length_scale"]
+
+    def controlled(pairs):
+        s = jk.arena_hard_scores(sim.judgments, pairs, control="length", n_boot=0)
+        return s.set_index("model")["score"]["model-02"]
+
+    assert controlled(tails) == pytest.approx(controlled(clean), abs=0.5)

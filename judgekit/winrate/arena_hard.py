@@ -69,6 +69,7 @@ def arena_hard_scores(
     control: str | None | Sequence[str | None] = None,
     weight: int = 3,
     version: str = "v0.1",
+    reference: str = "average",
     n_boot: int = 100,
     ci: float | None = None,
     seed: int = 0,
@@ -96,6 +97,12 @@ def arena_hard_scores(
         v2.0 counts all ten labels, leaves out both games of a question when one has no label,
         resamples each model's battles separately and reports a 90% interval by default. Style
         control follows v0.1 (Chatbot Arena's features).
+    reference : {"average", "equal"}
+        Where a style-controlled score is read off the fit: at the leaderboard's average style
+        difference from the baseline (the published score: the features are centred, so the
+        model coefficients alone predict this), or at equal style (no length or markdown
+        difference from the baseline: the question the length-controlled AlpacaEval win rate
+        answers). No effect without ``control``.
     n_boot : int, default 100
         Bootstrap rounds (upstream's default); 0 skips the interval.
     ci : float, optional
@@ -137,7 +144,8 @@ def arena_hard_scores(
     standardised normalised style differences (baseline − model) of the battle, and the score
     is 100 · σ(ln(10)(c_m − c_b)). As in the published code the features are centred over the
     battles, so this is the win rate at the *average* style difference of the leaderboard,
-    not at equal style; the fit carries scikit-learn's default L2 penalty, as published.
+    not at equal style (``reference="equal"`` gives that one); the fit carries
+    scikit-learn's default L2 penalty, as published.
 
     References
     ----------
@@ -165,6 +173,8 @@ def arena_hard_scores(
     if version == "v2.0" and any(c != "none" for c in controls):
         raise ValueError("style control follows Arena-Hard v0.1 (Chatbot Arena's features); "
                          "v2.0's density features are not implemented: use version='v0.1'")
+    if reference not in ("average", "equal"):
+        raise ValueError(f"reference must be 'average' or 'equal', got {reference!r}")
     ci = (0.95 if version == "v0.1" else 0.90) if ci is None else ci
     n_boot = _bootstrap.check_args(n_boot, ci)
     judgments, pairs = _battles.tables(judgments, pairs)
@@ -202,7 +212,7 @@ def arena_hard_scores(
                 logit, boots = _plain(codes, y, w, len(names), n_boot, gen, version)
             else:
                 logit, boots = _controlled(codes, y, w, pair, a_base, features, CONTROLS[ctrl],
-                                           names, n_boot, gen, f"judge {bt.judge!r}")
+                                           names, n_boot, gen, f"judge {bt.judge!r}", reference)
             lo, hi, se = _percentiles(boots, ci) if n_boot else (np.full(len(names), np.nan),) * 3
             n_games = np.bincount(codes, minlength=len(names))
             n_battles = np.bincount(codes, w, minlength=len(names))
@@ -257,7 +267,7 @@ def _plain(codes: np.ndarray, y: np.ndarray, w: np.ndarray, m: int, n_boot: int,
     return logit, boots
 
 
-def _controlled(codes, y, w, pair, a_base, features, chosen, names, n_boot, gen, who):
+def _controlled(codes, y, w, pair, a_base, features, chosen, names, n_boot, gen, who, reference):
     """Style-controlled fit (baseline as model a of every battle, as upstream) and its battle
     bootstrap (features kept as standardised on the full data, as upstream)."""
     m = len(names)
@@ -273,7 +283,10 @@ def _controlled(codes, y, w, pair, a_base, features, chosen, names, n_boot, gen,
         raise ValueError(f"style control for {who}: answers without text or length for "
                          f"{missing[:5]}{' ...' if len(missing) > 5 else ''}; leave those models "
                          "out or read their answers")
-    Z, _ = style_matrix(base_vals, model_vals, w, tuple(chosen), who=who)
+    Z, _, equal = style_matrix(base_vals, model_vals, w, tuple(chosen), who=who)
+    # the model's win logit is α(c_m − c_b) − z·β (z: baseline − model); z = 0 at the average
+    # style difference, z = ``equal`` where the two answers have the same style
+    at = np.zeros(len(equal)) if reference == "average" else equal
     ia = np.full(len(codes), m)               # the baseline is model m, always model a
     ib = codes
     ya = 1.0 - y                              # the outcome for the baseline
@@ -288,12 +301,12 @@ def _controlled(codes, y, w, pair, a_base, features, chosen, names, n_boot, gen,
     if not ok:
         warnings.warn(f"style-controlled Bradley-Terry fit for {who} did not converge",
                       ConvergenceWarning, stacklevel=caller_level())
-    logit = _ALPHA * (theta[:m] - theta[m])
+    logit = _ALPHA * (theta[:m] - theta[m]) - at @ theta[m + 1:]
     boots = np.empty((n_boot, m))
     if n_boot:
         total = int(round(w.sum()))
         for b in range(n_boot):
             counts = gen.multinomial(total, w / w.sum()).astype(float)
             t, _ = solve(counts, start=theta)
-            boots[b] = _ALPHA * (t[:m] - t[m])
+            boots[b] = _ALPHA * (t[:m] - t[m]) - at @ t[m + 1:]
     return logit, boots

@@ -149,7 +149,7 @@ def bradley_terry(
                 if np.isnan(vals_a[:, cols]).any() or np.isnan(vals_b[:, cols]).any():
                     raise ValueError(f"style control for {who}: some answers have no text or "
                                      "length; leave those pairs out")
-                Z, kept = style_matrix(vals_a, vals_b, w, tuple(chosen), who=who)
+                Z, kept, _ = style_matrix(vals_a, vals_b, w, tuple(chosen), who=who)
             lam = (STYLE_L2 if chosen else 0.0) if l2 is None else float(l2)
             if not chosen:  # the likelihood only needs the counts of each (a, b, outcome)
                 cell, inverse = np.unique(np.stack([ia, ib, np.rint(2 * y)]), axis=1,

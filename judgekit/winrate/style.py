@@ -153,13 +153,15 @@ def style_features(pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def style_matrix(values_a: np.ndarray, values_b: np.ndarray, weights: np.ndarray,
-                 features: tuple[str, ...], *, who: str) -> tuple[np.ndarray, list[str]]:
+                 features: tuple[str, ...], *, who: str
+                 ) -> tuple[np.ndarray, list[str], np.ndarray]:
     """Standardised normalised differences (a − b)/(a + b + 1) of the chosen features.
 
     ``values_a``/``values_b`` are (rows, 4) in :data:`FEATURES` order; ``weights`` the number
     of battles each row stands for (the mean and population sd are over battles, as upstream).
     A feature without spread cannot be estimated: it is left out with a MetricWarning naming
-    ``who``. Returns the (rows, k) matrix and the features kept.
+    ``who``. Returns the (rows, k) matrix, the features kept, and the value of each kept
+    standardised feature at equal style (a = b: −mean/sd).
     """
     cols = [FEATURES.index(f) for f in features]
     a, b = values_a[:, cols], values_b[:, cols]
@@ -174,4 +176,4 @@ def style_matrix(values_a: np.ndarray, values_b: np.ndarray, weights: np.ndarray
                       "battles and are left out of the regression", MetricWarning,
                       stacklevel=caller_level())
     z = (diff[:, keep] - mean[keep]) / sd[keep]
-    return z, [f for f, k in zip(features, keep) if k]
+    return z, [f for f, k in zip(features, keep) if k], -mean[keep] / sd[keep]
