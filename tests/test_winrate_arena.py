@@ -204,3 +204,23 @@ def test_heavy_tailed_lengths_are_named_and_do_not_move_the_controlled_score():
         return s.set_index("model")["score"]["model-02"]
 
     assert controlled(tails) == pytest.approx(controlled(clean), abs=0.5)
+
+
+def test_a_model_against_itself_adds_nothing_to_the_ratings_and_newton_converges():
+    import warnings
+
+    models = ["m0", "m1", "m2"]
+    rows = _random_games(300, models, np.array([0.0, 0.3, -0.2]), seed=9)
+    pairs, judgments = _tables(rows + [("m1", "m1", "a")] * 40)
+    base_pairs, base_j = _tables(rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jk.ConvergenceWarning)
+        got = jk.bradley_terry(judgments, pairs, anchor="m0", n_boot=0).set_index("model")["rating"]
+    want = jk.bradley_terry(base_j, base_pairs, anchor="m0", n_boot=0).set_index("model")["rating"]
+    np.testing.assert_allclose(got[models], want[models], atol=1e-8)
+    # Newton's quadratic convergence: a handful of steps, however many self-battles there are
+    ia = np.array([0, 1, 1, 2, 1] * 50)
+    ib = np.array([1, 2, 0, 0, 1] * 50)
+    y = np.array([1.0, 0.0, 0.5, 0.5, 1.0] * 50)
+    _, ok = _bt.fit(ia, ib, y, np.ones(len(y)), 3, max_iter=10)
+    assert ok

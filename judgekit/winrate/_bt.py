@@ -65,6 +65,7 @@ def fit(ia: np.ndarray, ib: np.ndarray, y: np.ndarray, w: np.ndarray, n: int, *,
         return float(soft_log_loss(eta_of(t), y, w) + 0.5 * l2 * (t @ t))
 
     value = objective(theta)
+    same = ia == ib
     converged = False
     idx = np.flatnonzero(free)
     for _ in range(max_iter):
@@ -75,10 +76,11 @@ def fit(ia: np.ndarray, ib: np.ndarray, y: np.ndarray, w: np.ndarray, n: int, *,
         grad = np.empty(p_all)
         grad[:n] = alpha * (np.bincount(ia, r, minlength=n) - np.bincount(ib, r, minlength=n))
         hess = np.zeros((p_all, p_all))
-        m = np.bincount(ia * n + ib, s, minlength=n * n).reshape(n, n)
+        sm = np.where(same, 0.0, s)   # a model against itself has no model term
+        m = np.bincount(ia * n + ib, sm, minlength=n * n).reshape(n, n)
         hess[:n, :n] = -alpha**2 * (m + m.T)
-        hess[np.arange(n), np.arange(n)] = alpha**2 * (np.bincount(ia, s, minlength=n)
-                                                       + np.bincount(ib, s, minlength=n))
+        hess[np.arange(n), np.arange(n)] = alpha**2 * (np.bincount(ia, sm, minlength=n)
+                                                       + np.bincount(ib, sm, minlength=n))
         if k:
             grad[n:] = Z.T @ r
             sz = Z * s[:, None]

@@ -82,7 +82,8 @@ def bradley_terry(
         ratings when ``n_boot`` is 0), ``n`` (games), ``n_battles`` (with significant wins
         counted ``weight`` times), and the fitted style coefficients ``coef_length``,
         ``coef_header``, ``coef_list``, ``coef_bold`` (per standard deviation of the normalised
-        difference a − b; NaN when not in the model).
+        difference a − b, so positive: the judge favours the longer / more formatted answer;
+        NaN when not in the model).
 
     Raises
     ------
