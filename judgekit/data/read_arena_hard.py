@@ -193,7 +193,8 @@ def read_arena_hard(
         The baseline model. Default: the records' ``baseline`` (Arena-Hard v2.0 writes it);
         v0.1 files do not name it (the original benchmark used gpt-4-0314, forks use others),
         so it is the model whose answer file holds the text the judge saw as assistant A in the
-        first game of a file's first record, and must be given when no answer file does.
+        first game (the first of a file's first 50 records where exactly one model's answer
+        does), and must be given when no answer file does.
     questions, answers : str or Path, optional
         ``question.jsonl`` and the ``model_answer`` folder (default: those of the benchmark
         folder above ``model_judgment``). Where an answer is not there, its text is taken from
@@ -298,8 +299,11 @@ def read_arena_hard(
             found = True
             qid, model = _qid(r), str(r["model"]).split("/")[-1]
             base = baseline or r.get("baseline") or seen.get(f)
-            if base is None:  # v0.1 does not record it: the model the judge saw as assistant A
-                base = seen[f] = _baseline_in_prompt(r, ans)
+            if base is None and f not in seen:  # v0.1 does not record it: the model whose
+                # answers the judge saw as assistant A (the first record that tells one model)
+                seen[f] = next((b for b in (_baseline_in_prompt(x, ans) for x in records[:50]
+                                            if isinstance(x, dict)) if b is not None), None)
+                base = seen[f]
             if base is None:
                 raise ValueError(
                     f"{f}, line {i}: the judgment does not name its baseline (Arena-Hard v0.1 "
