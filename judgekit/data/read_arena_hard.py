@@ -54,8 +54,13 @@ def _count(value: object) -> float:
 def _answer_meta(record: dict) -> tuple[float, float, float, float]:
     """(token_len, headers, list items, bold) that Arena-Hard recorded with the answer: v0.1 keeps
     ``token_len`` in the turn and, with style control, ``conv_metadata``; v2.0 ``metadata``."""
-    meta = record.get("conv_metadata") or record.get("metadata") or {}
-    meta = meta if isinstance(meta, dict) else {}
+    meta = record.get("conv_metadata") or record.get("metadata")
+    if not isinstance(meta, dict):  # v0.1 without style metadata: the turn's token count only
+        try:
+            return (_count(record["choices"][0]["turns"][-1].get("token_len")),
+                    math.nan, math.nan, math.nan)
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return (math.nan,) * 4
     tokens = _count(meta.get("token_len"))
     if math.isnan(tokens):
         with contextlib.suppress(KeyError, IndexError, TypeError, AttributeError):
