@@ -231,7 +231,8 @@ def arena_hard_scores(
                          "score": 50.0, "se": 0.0 if n_boot else np.nan,
                          "ci_low": 50.0 if n_boot else np.nan, "ci_high": 50.0 if n_boot else np.nan,
                          "n": 0, "n_battles": 0, "n_dropped": 0,
-                         "avg_length": float(np.nanmean(base_len)) if len(base_len) else np.nan,
+                         "avg_length": float(np.mean(base_len[np.isfinite(base_len)]))
+                         if np.isfinite(base_len).any() else np.nan,
                          "length_unit": unit})
     out = pd.DataFrame(rows, columns=SCORE_COLUMNS)
     order = pd.Categorical(out["control"], categories=list(CONTROLS))
