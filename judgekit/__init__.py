@@ -63,9 +63,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "noa_fit", "selection_bias_metrics", "selection_bias_study", "with_arrangements",
     ),
     "judgekit.winrate": (
-        "InstructionDifficulty", "LeaderboardSimulation", "arena_correlation", "gameability",
-        "instruction_difficulty", "lc_win_rate_matrix", "lc_win_rates",
-        "length_balanced_win_rates", "length_normalized_win_rates", "simulate_leaderboard",
+        "ArenaSimulation", "InstructionDifficulty", "LeaderboardSimulation", "arena_correlation",
+        "arena_hard_scores", "bradley_terry", "gameability", "instruction_difficulty",
+        "lc_win_rate_matrix", "lc_win_rates", "length_balanced_win_rates",
+        "length_normalized_win_rates", "simulate_arena_hard", "simulate_leaderboard",
+        "style_features",
         "truncation_attack", "verbosity_variants", "win_rates",
     ),
     "judgekit.perturb": (

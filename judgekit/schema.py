@@ -239,19 +239,29 @@ def _check_in_set(
     return codes, categories
 
 
-def _check_text(df: pd.DataFrame, column: str, name: str, id_column: str | None) -> None:
+def _check_text(df: pd.DataFrame, column: str, name: str, id_column: str | None,
+                require: bool = True) -> None:
     values = df[column]
     missing = values.isna().to_numpy()
+    if require and missing.any():
+        raise ValueError(
+            f"{name}: column {column!r} has missing text in {_ids(df, missing, id_column)}. A "
+            "reader leaves a text missing when the source does not hold it; the text-free analyses "
+            "(win_rates, arena_hard_scores, bradley_terry) accept such pairs, the others need the "
+            f"rows dropped first, e.g. pairs.dropna(subset=[{column!r}])")
     if missing.any():
-        raise ValueError(f"{name}: column {column!r} has missing text in {_ids(df, missing, id_column)}")
+        values = values[~missing]
     if pd.api.types.is_string_dtype(values.dtype) and not pd.api.types.is_object_dtype(values.dtype):
         return  # a string dtype holds nothing but strings (and missing values, refused above)
+    if pd.api.types.infer_dtype(values, skipna=False) in ("string", "empty"):
+        return  # every value a str (checked in C, without a Python call per row)
     not_str = ~values.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
     if not_str.any():
+        rows = df.loc[values.index] if len(values) < len(df) else df
         raise ValueError(
             f"{name}: column {column!r} must hold strings; found "
             f"{_bad_values(values.map(type).map(lambda t: t.__name__), not_str)} in "
-            f"{_ids(df, not_str, id_column)}"
+            f"{_ids(rows, not_str, id_column)}"
         )
 
 
@@ -284,7 +294,8 @@ def _numbers(df: pd.DataFrame, column: str, name: str, id_column: str | None, *,
 
 
 @stamped
-def validate_pairs(pairs: pd.DataFrame, *, name: str = "pairs") -> pd.DataFrame:
+def validate_pairs(pairs: pd.DataFrame, *, name: str = "pairs",
+                   require_text: bool = True) -> pd.DataFrame:
     """Check a pairs table and return it with canonical dtypes and its defaults filled in.
 
     Parameters
@@ -294,6 +305,10 @@ def validate_pairs(pairs: pd.DataFrame, *, name: str = "pairs") -> pd.DataFrame:
         ``pair_id``, ``prompt``, ``response_a``, ``response_b``.
     name : str
         What to call the table in error messages.
+    require_text : bool, default True
+        False lets ``prompt`` / ``response_a`` / ``response_b`` be missing (a reader leaves a
+        text missing when the source does not hold it); their lengths are then missing too
+        (``len_a``/``len_b`` become nullable). The text-free analyses validate this way.
 
     Returns
     -------
@@ -333,7 +348,7 @@ def validate_pairs(pairs: pd.DataFrame, *, name: str = "pairs") -> pd.DataFrame:
     if dup.any():
         raise ValueError(f"{name}: column 'pair_id' must be unique; duplicated in {_ids(df, dup, 'pair_id')}")
     for column in ("prompt", "response_a", "response_b"):
-        _check_text(df, column, name, "pair_id")
+        _check_text(df, column, name, "pair_id", require_text)
     if "label" not in df.columns:
         df["label"] = pd.Series([None] * len(df), index=df.index, dtype=object)
     _check_in_set(df, "label", LABELS, name, "pair_id", allow_missing=True)
@@ -345,7 +360,7 @@ def validate_pairs(pairs: pd.DataFrame, *, name: str = "pairs") -> pd.DataFrame:
         if column not in df.columns or given.isna().any():
             lengths = df[f"response_{side}"].str.len()
             df[column] = lengths if column not in df.columns else given.fillna(lengths)
-        df[column] = df[column].astype("int64")
+        df[column] = df[column].astype("Int64" if df[column].isna().any() else "int64")
     return df
 
 

@@ -50,7 +50,7 @@ def test_texts_from_the_judge_prompt_and_the_baseline_named(tmp_path):
     alone = tmp_path / "my-model.jsonl"
     shutil.copy(JUDGMENTS, alone)
     with pytest.raises(ValueError, match=r"my-model\.jsonl, line 1: the judgment does not name its "
-                                         r"baseline; pass baseline="):
+                                         r"baseline .*gpt-4-0314.* no answer file .*: pass baseline="):
         jk.read_arena_hard(alone)
     pairs, j = jk.read_arena_hard(alone, baseline="gpt-4-0314")
     ref_pairs, ref_j = jk.read_arena_hard(JUDGMENTS)
@@ -63,8 +63,17 @@ def test_texts_from_the_judge_prompt_and_the_baseline_named(tmp_path):
     record = json.loads(JUDGMENTS.read_text().splitlines()[0])
     record["games"][0]["user_prompt"] = "A prompt in another template."
     alone.write_text(json.dumps(record) + "\n")
-    with pytest.raises(ValueError, match=r"line 1: no texts for question q-001.*questions= and answers="):
-        jk.read_arena_hard(alone, baseline="gpt-4-0314")
+    # no answer files, and a prompt in another template: the texts are left missing, said so,
+    # and the text-free analyses still run (before: the whole file was refused)
+    with pytest.warns(UserWarning, match=r"texts missing for 1 of 1 pairs \(answers of gpt-4-0314, "
+                                         r"my-model are neither in model_answer/ nor in a judge prompt"):
+        pairs, j = jk.read_arena_hard(alone, baseline="gpt-4-0314")
+    assert pairs[["prompt", "response_a", "response_b"]].isna().all(axis=None)
+    assert jk.win_rates(j, pairs, n_boot=0)["n"].iloc[0] == 1
+    scores = jk.arena_hard_scores(j, pairs, n_boot=0).set_index("model")["score"]
+    assert scores.to_dict() == {"gpt-4-0314": 50.0, "my-model": 0.0}  # A>>B then B>A: 4 losses
+    with pytest.raises(ValueError, match="column 'prompt' has missing text in 1 row.*text-free analyses"):
+        jk.validate_pairs(pairs)
 
 
 def test_v2_records_name_their_baseline_and_category():

@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.data.readers import _find, _jsonl
 from judgekit.schema import validate_judgments, validate_pairs
 
 __all__ = ["read_arena_hard"]
-
-#: Arena-Hard's baseline by benchmark or question category (the judgment files of
-#: arena-hard-v0.1 do not name it; those of v2.0 do).
-BASELINES: dict[str, str] = {
-    "arena-hard-v0.1": "gpt-4-0314",
-    "hard_prompt": "o3-mini-2025-01-31",
-    "coding": "o3-mini-2025-01-31",
-    "math": "o3-mini-2025-01-31",
-    "creative_writing": "gemini-2.0-flash-001",
-}
 
 # Assistant A's preference over B in a verdict label, signed: 2 = significantly better.
 _GRADES: dict[str, int] = {
@@ -39,7 +33,8 @@ def _answer_text(record: dict) -> str | None:
     """An answer record's text: v0.1 ``choices[0].turns[-1].content``, v2.0 the last message's
     ``content.answer``."""
     try:
-        return str(record["choices"][0]["turns"][-1]["content"])
+        turn = record["choices"][0]["turns"][-1]
+        return str(turn["content"] if isinstance(turn, dict) else turn)
     except (KeyError, IndexError, TypeError):
         pass
     try:
@@ -47,6 +42,31 @@ def _answer_text(record: dict) -> str | None:
         return str(content["answer"] if isinstance(content, dict) else content)
     except (KeyError, IndexError, TypeError):
         return None
+
+
+def _count(value: object) -> float:
+    """A markdown count of Arena-Hard's metadata: an int, or a dict of counts (h1..h6, ...)."""
+    if isinstance(value, dict):
+        return float(sum(v for v in value.values() if isinstance(v, (int, float))))
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+
+
+def _answer_meta(record: dict) -> tuple[float, float, float, float]:
+    """(token_len, headers, list items, bold) that Arena-Hard recorded with the answer: v0.1 keeps
+    ``token_len`` in the turn and, with style control, ``conv_metadata``; v2.0 ``metadata``."""
+    meta = record.get("conv_metadata") or record.get("metadata")
+    if not isinstance(meta, dict):  # v0.1 without style metadata: the turn's token count only
+        try:
+            return (_count(record["choices"][0]["turns"][-1].get("token_len")),
+                    math.nan, math.nan, math.nan)
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return (math.nan,) * 4
+    tokens = _count(meta.get("token_len"))
+    if math.isnan(tokens):
+        with contextlib.suppress(KeyError, IndexError, TypeError, AttributeError):
+            tokens = _count(record["choices"][0]["turns"][-1].get("token_len"))
+    return (tokens, _count(meta.get("header_count")), _count(meta.get("list_count")),
+            _count(meta.get("bold_count")))
 
 
 def _question_text(record: dict) -> str | None:
@@ -91,8 +111,12 @@ def _bench_of(f: Path) -> Path | None:
     return None
 
 
+_A_OPEN, _A_CLOSE = "<|The Start of Assistant A's Answer|>\n", "\n<|The End of Assistant A's Answer|>"
+_B_OPEN, _B_CLOSE = "<|The Start of Assistant B's Answer|>\n", "\n<|The End of Assistant B's Answer|>"
+
+
 def _load_texts(bench: Path | None, questions: str | Path | None, answers: str | Path | None
-                ) -> tuple[dict[str, dict], dict[str, dict[str, str]]]:
+                ) -> tuple[dict[str, dict], dict[str, dict[str, tuple]]]:
     q_path = Path(questions) if questions is not None else (
         bench / "question.jsonl" if bench is not None else None)
     qs: dict[str, dict] = {}
@@ -104,17 +128,53 @@ def _load_texts(bench: Path | None, questions: str | Path | None, answers: str |
         raise FileNotFoundError(f"questions: {q_path} does not exist")
     a_dir = Path(answers) if answers is not None else (
         bench / "model_answer" if bench is not None else None)
-    ans: dict[str, dict[str, str]] = {}
+    ans: dict[str, dict[str, tuple]] = {}
     if a_dir is not None and a_dir.is_dir():
         for f in sorted(a_dir.glob("*.jsonl")):
             for r in _jsonl(f):
-                model = str(r.get("model_id") or r.get("model") or f.stem)
+                model = str(r.get("model_id") or r.get("model") or f.stem).split("/")[-1]
                 text = _answer_text(r)
                 if _qid(r) is not None and text is not None:
-                    ans.setdefault(model, {})[_qid(r)] = text
+                    ans.setdefault(model, {})[_qid(r)] = (text, *_answer_meta(r))
     elif answers is not None:
         raise FileNotFoundError(f"answers: {a_dir} is not a folder")
     return qs, ans
+
+
+def _matches(prompt: str | None, a: str | None, b: str | None) -> bool | None:
+    """Whether both answers are the ones inside the judge's (game 1) prompt; None when there is
+    nothing to compare (no prompt in Arena-Hard's template, or an answer file missing). The
+    answers are compared in place (no copy of the prompt's parts)."""
+    if prompt is None or a is None or b is None:
+        return None
+    start = prompt.find(_A_OPEN)
+    if start < 0:
+        return None
+    start += len(_A_OPEN)
+    if not (prompt.startswith(a, start) and prompt.startswith(_A_CLOSE, start + len(a))):
+        return False
+    start = prompt.find(_B_OPEN, start + len(a))
+    if start < 0:
+        return False
+    start += len(_B_OPEN)
+    return prompt.startswith(b, start) and prompt.startswith(_B_CLOSE, start + len(b))
+
+
+def _baseline_in_prompt(record: dict, ans: dict[str, dict[str, tuple]]) -> str | None:
+    """The one model whose answer file holds the text the judge saw as assistant A in game 1
+    (Arena-Hard shows the baseline there), or None when no model or several models fit."""
+    games = record.get("games") or []
+    prompt = _game_prompt(games[0]) if games and isinstance(games[0], dict) else None
+    qid = _qid(record)
+    if prompt is None or _A_OPEN not in prompt:
+        return None
+    fits = [m for m, by_q in ans.items() if qid in by_q
+            and (_A_OPEN + by_q[qid][0] + _A_CLOSE) in prompt and m != str(record.get("model"))]
+    return fits[0] if len(fits) == 1 else None
+
+
+def _short(names: list[str], k: int = 5) -> str:
+    return ", ".join(sorted(names)[:k]) + (f" and {len(names) - k} more" if len(names) > k else "")
 
 
 @stamped
@@ -124,6 +184,7 @@ def read_arena_hard(
     baseline: str | None = None,
     questions: str | Path | None = None,
     answers: str | Path | None = None,
+    texts: str = "files",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read Arena-Hard-Auto judgments (``model_judgment/<judge>/<model>.jsonl``) as pairs and
     judgments, both games of each question.
@@ -134,13 +195,21 @@ def read_arena_hard(
         A judgment JSONL file, or a folder searched recursively for ``*.jsonl`` files with
         ``games`` (e.g. ``data/arena-hard-v0.1/model_judgment/``).
     baseline : str, optional
-        The baseline model. Default: the records' ``baseline`` (Arena-Hard v2.0 writes it), else
-        Arena-Hard's baseline of the question's category or benchmark (:data:`BASELINES`, e.g.
-        gpt-4-0314 for ``arena-hard-v0.1``).
+        The baseline model. Default: the records' ``baseline`` (Arena-Hard v2.0 writes it);
+        v0.1 files do not name it (the original benchmark used gpt-4-0314, forks use others),
+        so it is the model whose answer file holds the text the judge saw as assistant A in the
+        first game (the first of a file's first 50 records where exactly one model's answer
+        does), and must be given when no answer file does.
     questions, answers : str or Path, optional
         ``question.jsonl`` and the ``model_answer`` folder (default: those of the benchmark
-        folder above ``model_judgment``). Without them the texts are taken from the judge prompt
-        recorded in the first game.
+        folder above ``model_judgment``). Where an answer is not there, its text is taken from
+        the judge prompt recorded in the first game; where neither holds it, the text is left
+        missing (with a warning naming the models): win rates, Arena-Hard scores and
+        Bradley-Terry ratings need no texts, the text-based analyses refuse those pairs.
+    texts : {"files", "prompt"}
+        Where the answers come from when both exist: the answer files (as Arena-Hard's own
+        scripts take them) or the judge prompt (what the judge actually saw). They are compared
+        either way, and pairs whose files differ from the prompt are reported.
 
     Returns
     -------
@@ -148,7 +217,11 @@ def read_arena_hard(
         Validated tables. Pairs: one per (model, question), ``pair_id``
         ``arena-hard/<model>/<question id>``, the baseline's answer as response a
         (``model_a``), the model's as b; ``instruction_id`` the question id, ``task`` its
-        category. Judgments: game 1 (the baseline shown as assistant A) has ``order`` "ab",
+        category; ``tokens_a``/``tokens_b`` (the token counts Arena-Hard recorded with the
+        answers) and ``header_count_a`` ... ``bold_count_b`` (its ``conv_metadata``) where every
+        answer has them, for :func:`judgekit.style_features`; ``texts_match_prompt``: whether
+        both answer files equal the answers inside the judge's prompt (missing when there is no
+        prompt or file to compare). Judgments: game 1 (the baseline shown as assistant A) has ``order`` "ab",
         game 2 (swapped) "ba"; ``verdict`` in response terms; the graded verdict is kept as
         ``score`` (the label as the judge wrote it, e.g. "A>>B") and ``margin`` (the preference
         for response a: +2 significantly better, +1 slightly, 0 tie, -1, -2); ``judge`` the
@@ -157,8 +230,15 @@ def read_arena_hard(
     Raises
     ------
     ValueError
-        For a file that is not in this format, or a record whose baseline or texts cannot be
-        found, naming the file and line.
+        For a file that is not in this format, or a record whose baseline is neither recorded
+        nor given, naming the file and line.
+
+    Warns
+    -----
+    UserWarning
+        When texts are missing (naming the models), when answer files differ from the answers
+        the judge saw (naming the models and counting the pairs), and when records judge the
+        baseline against itself (left out: the baseline is 50 by definition).
 
     Notes
     -----
@@ -170,7 +250,8 @@ def read_arena_hard(
 
     v2.0 adds ``uid`` (for ``question_id``), ``category`` and ``baseline``, and records each
     game's ``prompt`` messages and ``judgment`` as ``{"answer": ...}``. Arena-Hard's own score
-    counts a significant win as three wins; judgekit's win rates count verdicts.
+    (:func:`judgekit.arena_hard_scores`) counts a significant win as three wins; judgekit's win
+    rates count verdicts.
 
     Examples
     --------
@@ -189,53 +270,89 @@ def read_arena_hard(
     >>> judgments[["order", "score", "verdict", "margin"]].to_dict("records")
     [{'order': 'ab', 'score': 'A>>B', 'verdict': 'a', 'margin': 2}, {'order': 'ba', 'score': 'B>A', 'verdict': 'a', 'margin': 1}]
     """
+    if texts not in ("files", "prompt"):
+        raise ValueError(f"texts must be 'files' or 'prompt', got {texts!r}")
     root = Path(path)
-    files = _find(root, ("*.jsonl", "*.jsonl.gz"), "*.jsonl") if root.is_dir() else [root]
     if not root.exists():
         raise FileNotFoundError(f"{root} does not exist")
-    texts: dict[Path | None, tuple[dict, dict]] = {}
-    pairs: dict[str, dict] = {}
+    files = _find(root, ("*.jsonl", "*.jsonl.gz"), "*.jsonl") if root.is_dir() else [root]
+    loaded: dict[Path | None, tuple[dict, dict]] = {}
+    pair_index: dict[str, int] = {}
+    P: dict[str, list] = {c: [] for c in (
+        "pair_id", "prompt", "response_a", "response_b", "model_a", "model_b", "dataset", "task",
+        "instruction_id", "tokens_a", "tokens_b", "header_count_a", "list_count_a", "bold_count_a",
+        "header_count_b", "list_count_b", "bold_count_b", "texts_match_prompt")}
     rec: dict[str, list] = {c: [] for c in ("pair_id", "judge", "order", "verdict", "score",
                                             "margin", "raw", "error")}
+    nan4 = (math.nan,) * 4
     found = False
+    self_games: dict[str, int] = {}
+    seen: dict[Path, str | None] = {}  # the baseline found in each file's first judge prompt
     for f in files:
         records = _jsonl(f)
         if root.is_dir() and records and not (isinstance(records[0], dict) and "games" in records[0]):
             continue  # question / answer files beside the judgments
         bench = _bench_of(f)
-        if bench not in texts:
-            texts[bench] = _load_texts(bench, questions, answers)
-        qs, ans = texts[bench]
+        if bench not in loaded:
+            loaded[bench] = _load_texts(bench, questions, answers)
+        qs, ans = loaded[bench]
+        dataset = bench.name if bench is not None else "arena-hard"
         for i, r in enumerate(records, start=1):
-            where = f"{f}, line {i}"
             if not isinstance(r, dict) or "games" not in r or _qid(r) is None or "model" not in r:
-                raise ValueError(f"{where}: not an Arena-Hard judgment (needs question_id or uid, "
-                                 "model and games)")
+                raise ValueError(f"{f}, line {i}: not an Arena-Hard judgment (needs question_id "
+                                 "or uid, model and games)")
             found = True
             qid, model = _qid(r), str(r["model"]).split("/")[-1]
-            category = r.get("category") or qs.get(qid, {}).get("category")
-            base = baseline or r.get("baseline") or BASELINES.get(category or "") or (
-                BASELINES.get(bench.name) if bench is not None else None)
+            base = baseline or r.get("baseline") or seen.get(f)
+            if base is None and f not in seen:  # v0.1 does not record it: the model whose
+                # answers the judge saw as assistant A (the first record that tells one model)
+                seen[f] = next((b for b in (_baseline_in_prompt(x, ans) for x in records[:50]
+                                            if isinstance(x, dict)) if b is not None), None)
+                base = seen[f]
             if base is None:
-                raise ValueError(f"{where}: the judgment does not name its baseline; pass "
-                                 "baseline= (Arena-Hard v0.1's is gpt-4-0314)")
+                raise ValueError(
+                    f"{f}, line {i}: the judgment does not name its baseline (Arena-Hard v0.1 "
+                    "files do not; the original benchmark used gpt-4-0314, forks and later "
+                    "versions use others) and no answer file in model_answer/ holds the answer "
+                    "the judge saw as assistant A in game 1: pass baseline=")
+            base = str(base).split("/")[-1]
             games = list(r["games"] or [])
+            if model == base:
+                self_games[base] = self_games.get(base, 0) + len(games)
+                continue
             pid = f"arena-hard/{model}/{qid}"
-            if pid not in pairs:
-                q = qs.get(qid, {}).get("text")
-                a, b = ans.get(base, {}).get(qid), ans.get(model, {}).get(qid)
-                if q is None or a is None or b is None:
-                    first = games[0] if games and isinstance(games[0], dict) else {}
-                    m = _PROMPT.search(_game_prompt(first) or "")
-                    if m is None:
-                        raise ValueError(
-                            f"{where}: no texts for question {qid}: Arena-Hard keeps them in "
-                            "question.jsonl and model_answer/ beside model_judgment/; pass "
-                            "questions= and answers=")
-                    q, a, b = q or m["q"], a or m["a"], b or m["b"]  # game 1: A is the baseline
-                pairs[pid] = {"pair_id": pid, "prompt": q, "response_a": a, "response_b": b,
-                              "model_a": base, "model_b": model, "dataset": bench.name if bench
-                              else "arena-hard", "task": category, "instruction_id": qid}
+            if pid not in pair_index:
+                pair_index[pid] = len(P["pair_id"])
+                question = qs.get(qid, {})
+                a_rec, b_rec = ans.get(base, {}).get(qid), ans.get(model, {}).get(qid)
+                first = games[0] if games and isinstance(games[0], dict) else {}
+                judged = _game_prompt(first)
+                a = a_rec[0] if a_rec else None
+                b = b_rec[0] if b_rec else None
+                q = question.get("text")
+                same = _matches(judged, a, b)
+                meta_a, meta_b = (a_rec[1:] if a_rec else nan4), (b_rec[1:] if b_rec else nan4)
+                if (texts == "prompt" and same is False) or a is None or b is None or q is None:
+                    m = _PROMPT.search(judged or "")
+                    if m is not None:  # game 1 shows the baseline as assistant A
+                        if texts == "prompt" and same is False:
+                            a, b, meta_a, meta_b = m["a"], m["b"], nan4, nan4
+                        if a is None:
+                            a, meta_a = m["a"], nan4
+                        if b is None:
+                            b, meta_b = m["b"], nan4
+                        q = q if q is not None else m["q"]
+                for key, value in (("pair_id", pid), ("prompt", q), ("response_a", a),
+                                   ("response_b", b), ("model_a", base), ("model_b", model),
+                                   ("dataset", dataset),
+                                   ("task", r.get("category") or question.get("category")),
+                                   ("instruction_id", qid), ("texts_match_prompt", same)):
+                    P[key].append(value)
+                for side, meta in (("a", meta_a), ("b", meta_b)):
+                    P[f"tokens_{side}"].append(meta[0])
+                    for name, value in zip(("header", "list", "bold"), meta[1:]):
+                        P[f"{name}_count_{side}"].append(value)
+            judge = str(r.get("judge", "judge"))
             for g, order in zip(games, ("ab", "ba")):
                 g = g if isinstance(g, dict) else {}
                 score = g.get("score")
@@ -244,7 +361,7 @@ def read_arena_hard(
                 # in game 1 assistant A is the baseline (response a), in game 2 the model
                 margin = None if grade is None else (grade if order == "ab" else -grade)
                 rec["pair_id"].append(pid)
-                rec["judge"].append(str(r.get("judge", "judge")))
+                rec["judge"].append(judge)
                 rec["order"].append(order)
                 rec["verdict"].append(None if margin is None else
                                       "a" if margin > 0 else "b" if margin < 0 else "tie")
@@ -256,12 +373,59 @@ def read_arena_hard(
                                     else f"unknown verdict label {label!r}")
     if not found:
         raise ValueError(f"no Arena-Hard judgment (a JSON line with 'games') under {root}")
-    pairs_df = validate_pairs(pd.DataFrame(list(pairs.values())),
-                              name=f"Arena-Hard pairs from {root}")
+    if not P["pair_id"]:
+        raise ValueError(f"{root}: every judgment compares the baseline with itself")
+    if self_games:
+        warnings.warn(f"{root}: {sum(self_games.values())} games judge the baseline "
+                      f"{_short(list(self_games))} against itself; left out (Arena-Hard scores the "
+                      "baseline 50 by definition)", stacklevel=caller_level())
+    pairs_df = _pairs_frame(P, root)
+    raw = rec.pop("raw")
     judgments = pd.DataFrame(rec)
+    judgments["raw"] = pd.Series(raw, dtype=object)  # the judge's texts stay Python strings
     judgments.insert(3, "repeat", judgments.groupby(["pair_id", "judge", "order"]).cumcount())
     judgments.insert(5, "p_a", math.nan)
     judgments["margin"] = judgments["margin"].astype("Int64")
-    judgments["raw"] = judgments["raw"].astype(object)
+    judgments = judgments[["pair_id", "judge", "order", "repeat", "verdict", "p_a", "score",
+                           "margin", "raw", "error"]]
     judgments = validate_judgments(judgments, pairs_df, name=f"Arena-Hard judgments from {root}")
     return pairs_df, judgments
+
+
+def _pairs_frame(P: dict[str, list], root: Path) -> pd.DataFrame:
+    """The pairs table, with the texts kept as Python strings (no copy into another string
+    type) and the reports on missing and mismatched texts."""
+    cols = {k: pd.Series(v, dtype=object) for k, v in P.items()
+            if not k.startswith(("tokens_", "header_", "list_", "bold_"))}
+    df = pd.DataFrame(cols)
+    for side in ("a", "b"):  # recorded style metadata, only where every answer has it
+        known = df[f"response_{side}"].notna().to_numpy()
+        for key in (f"tokens_{side}", f"header_count_{side}", f"list_count_{side}",
+                    f"bold_count_{side}"):
+            values = np.asarray(P[key], dtype=float)
+            if known.any() and not np.isnan(values[known]).any():
+                df[key] = values
+    df = df.drop(columns=[c for c in ("tokens_a", "tokens_b") if c in df.columns]
+                 if not {"tokens_a", "tokens_b"} <= set(df.columns) else [])
+    df["texts_match_prompt"] = df["texts_match_prompt"].astype("boolean")
+    missing = df[["prompt", "response_a", "response_b"]].isna().any(axis=1).to_numpy()
+    if missing.any():
+        gone_a = df.loc[df["response_a"].isna(), "model_a"].unique().tolist()
+        gone_b = df.loc[df["response_b"].isna(), "model_b"].unique().tolist()
+        warnings.warn(
+            f"{root}: texts missing for {int(missing.sum())} of {len(df)} pairs (answers of "
+            f"{_short(sorted(set(gone_a) | set(gone_b)) or ['no model'])} are neither in "
+            "model_answer/ nor in a judge prompt; questions missing for "
+            f"{int(df['prompt'].isna().sum())}); they are left missing: win rates, Arena-Hard "
+            "scores and Bradley-Terry ratings need no texts, the text-based analyses refuse "
+            "those pairs", stacklevel=caller_level())
+    differ = df["texts_match_prompt"].eq(False).fillna(False).to_numpy(dtype=bool)
+    if differ.any():
+        who = df.loc[differ, "model_b"].unique().tolist()
+        compared = int(df["texts_match_prompt"].notna().sum())
+        warnings.warn(
+            f"{root}: for {int(differ.sum())} of {compared} pairs compared, the answers in "
+            f"model_answer/ are not the ones inside the judge's prompt (models: {_short(who)}); "
+            "the judge saw the prompt's answers. The column texts_match_prompt marks them; "
+            "texts='prompt' takes the texts from the prompt", stacklevel=caller_level())
+    return validate_pairs(df, name=f"Arena-Hard pairs from {root}", require_text=False)

@@ -104,13 +104,20 @@ def detect_format(path: str | Path) -> tuple[str, str]:
         if any(p.parents[2].name == "evaluators" for p in path.rglob("result.json*")
                if len(p.parents) > 2):
             return "llmbar", "the folder holds <set>/evaluators/<judge>/<strategy>/result.json files"
+        kinds = {}
         for f in sorted(path.rglob("*.jsonl*")):
             found = _format_of_record(_first_record(f))
-            if found and found[0] == "arena-hard":
-                return "arena-hard", "the folder holds judgment files with Arena-Hard's 'games'"
+            if found:
+                kinds.setdefault(found[0], found[1])
+        if "arena-hard" in kinds:
+            return "arena-hard", "the folder holds judgment files with Arena-Hard's 'games'"
+        if "mtbench" in kinds:  # FastChat's layout, also arena-bench's folder of single grades
+            return "mtbench", ("the folder holds FastChat judgment files ("
+                               + kinds["mtbench"].removeprefix("its records are ") + ")")
         raise ValueError(
             f"{path}: a folder in none of the layouts judgekit knows (AlpacaEval annotations.json, "
-            "LLMBar result.json, Judging-the-Judges record_*.tsv, Arena-Hard judgment JSONL); "
+            "LLMBar result.json, Judging-the-Judges record_*.tsv, Arena-Hard judgment JSONL, "
+            "FastChat judgment JSONL); "
             "pass the judgment file itself")
     name = path.name.lower()
     if name in ("annotations.json", "annotations.json.gz"):

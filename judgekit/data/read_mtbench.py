@@ -21,11 +21,13 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
+from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.data import mtbench_human as _human
 from judgekit.data.readers import _json, _jsonl, _read
@@ -223,6 +225,7 @@ def _pair_tables(records: list[dict], source: str, texts: _Texts
 def _single_tables(records: list[dict], source: str, texts: _Texts, baseline: str | None,
                    tie_delta: float) -> tuple[dict[str, dict], dict[str, list]]:
     grades: dict[tuple[str, str, int, str], dict] = {}
+    repeats: dict[tuple[str, str, int, str], list[float]] = {}
     for i, r in enumerate(records):
         try:
             qid, model = str(r["question_id"]), str(r["model"])
@@ -233,8 +236,28 @@ def _single_tables(records: list[dict], source: str, texts: _Texts, baseline: st
         turn = int(r.get("turn") or (2 if template and "multi-turn" in template else 1))
         if score < 0:  # FastChat's -1: the grade could not be parsed
             score = math.nan
-        grades[(judge, qid, turn, model)] = {"score": score, "template": template,
-                                              "prompt": r.get("user_prompt"), "raw": r.get("judgment")}
+        key = (judge, qid, turn, model)
+        if key in grades:
+            repeats.setdefault(key, [grades[key]["score"]]).append(score)
+        grades[key] = {"score": score, "template": template,
+                       "prompt": r.get("user_prompt"), "raw": r.get("judgment")}
+    for key, scores in repeats.items():  # FastChat averages a question's repeated grades
+        valid = [x for x in scores if not math.isnan(x)]
+        grades[key]["score"] = sum(valid) / len(valid) if valid else math.nan
+    if repeats:
+        who = sorted({k[3] for k in repeats})
+        warnings.warn(f"{source}: {len(repeats)} (model, question, turn) graded more than once "
+                      f"(models: {', '.join(who[:5])}{' ...' if len(who) > 5 else ''}); their "
+                      "grades are averaged, as FastChat averages them", stacklevel=caller_level())
+    models = sorted({k[3] for k in grades})
+    if len(models) < 2:
+        raise ValueError(
+            f"{source}: single-answer grades of one model only ({', '.join(models)}): a pair "
+            "needs two models' grades of the same question; pass the grade files of several "
+            "models together (a list of files, or their folder)")
+    if baseline is not None and baseline not in models:
+        raise ValueError(f"{source}: the baseline {baseline!r} has no grades here; graded: "
+                         f"{', '.join(models[:10])}")
     pairs: dict[str, dict] = {}
     rec: dict[str, list] = {c: [] for c in ("pair_id", "judge", "order", "verdict", "model",
                                             "template", "raw", "error", "score_a", "score_b")}
@@ -287,9 +310,30 @@ def _single_tables(records: list[dict], source: str, texts: _Texts, baseline: st
     return pairs, rec
 
 
+def _files(path: str | Path | Iterable[str | Path]) -> list[Path]:
+    """The judgment files: one file, the ``*.jsonl`` files of a folder, or a list of files."""
+    if isinstance(path, (str, Path)):
+        p = Path(path)
+        if p.is_dir() and (p / "model_judgment").is_dir():  # a benchmark folder
+            p = p / "model_judgment"
+        if p.is_dir():
+            found = sorted(f for f in p.glob("*.jsonl*") if f.is_file())
+            if not found:
+                raise ValueError(f"{p}: no *.jsonl judgment file in the folder")
+            return found
+        if not p.is_file():
+            raise FileNotFoundError(f"{p} is not a file")
+        return [p]
+    files = [Path(f) for f in path]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing or not files:
+        raise FileNotFoundError(f"not files: {missing or 'an empty list'}")
+    return files
+
+
 @stamped
 def read_mtbench(
-    path: str | Path,
+    path: str | Path | Iterable[str | Path],
     *,
     questions: str | Path | None = None,
     answers: str | Path | Iterable[str | Path] | None = None,
@@ -301,10 +345,12 @@ def read_mtbench(
 
     Parameters
     ----------
-    path : str or Path
+    path : str, Path or list of them
         A judgment file: FastChat's ``gpt-4_pair.jsonl`` (or any ``*_pair.jsonl``), the human
         judgments (a JSON list or JSON lines of votes), or ``gpt-4_single.jsonl``; plain or
-        ``.gz``.
+        ``.gz``. Or several files in one layout, as a list or their folder (e.g. the
+        single-grade files of several models, one per model, as arena-bench writes them);
+        questions and answers are looked up beside the first.
     questions : str or Path, optional
         FastChat's ``question.jsonl`` (default: ``<bench>/question.jsonl`` when the file is in
         ``<bench>/model_judgment/``).
@@ -315,7 +361,9 @@ def read_mtbench(
         Single-answer grades are not pairwise preferences; with True each two models' grades of
         a question and turn become a pair whose verdict is the higher grade (a tie within
         ``tie_delta``, as FastChat's single-to-pair comparison), with order ``"ab"`` (no order
-        was shown) and the grades in ``score_a`` / ``score_b``.
+        was shown) and the grades in ``score_a`` / ``score_b``. A (model, question, turn)
+        graded more than once gets the mean of its grades, with a warning (FastChat averages
+        them); grades of one model alone make no pair and are an error.
     baseline : str, optional
         With ``single_as_pairs``, pair every model with this one only (default: every two models).
     tie_delta : float
@@ -366,16 +414,22 @@ def read_mtbench(
     >>> judgments[["order", "verdict"]].to_dict("records")
     [{'order': 'ab', 'verdict': 'a'}, {'order': 'ba', 'verdict': 'a'}]
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is not a file")
-    records = _records(path)
-    if not records:
-        raise ValueError(f"{path}: no records")
-    try:
-        layout = _layout_of(records)
-    except ValueError as err:
-        raise ValueError(f"{path}: {err}") from None
+    files = _files(path)
+    records, layouts = [], set()
+    for f in files:
+        part = _records(f)
+        if not part:
+            raise ValueError(f"{f}: no records")
+        try:
+            layouts.add(_layout_of(part))
+        except ValueError as err:
+            raise ValueError(f"{f}: {err}") from None
+        records += part
+    if len(layouts) > 1:
+        raise ValueError(f"{path}: the files mix layouts ({', '.join(sorted(layouts))}); read "
+                         "each layout separately")
+    layout = layouts.pop()
+    path = files[0] if len(files) == 1 else Path(path) if isinstance(path, (str, Path)) else files[0]
     where = f"MT-Bench {{}} from {path}"
     if layout == "human":
         votes = pd.DataFrame(records)
@@ -390,7 +444,7 @@ def read_mtbench(
             raise ValueError(
                 f"{path}: single-answer grades (a 1-10 score per answer), not pairwise "
                 "preferences; pass single_as_pairs=True to compare each two models' grades")
-        texts = _Texts.load(path, questions, answers)
+        texts = _Texts.load(files[0], questions, answers)
         if layout == "pair":
             pair_rows, rec = _pair_tables(records, str(path), texts)
         else:

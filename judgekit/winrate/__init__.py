@@ -1,7 +1,10 @@
-"""Win rates: raw, swap-averaged, length-normalized, length-balanced and length-controlled."""
+"""Win rates: raw, swap-averaged, length-normalized, length-balanced and length-controlled;
+Arena-Hard scores and Bradley-Terry ratings, with style control."""
 
 from judgekit.winrate.arena import arena_correlation
+from judgekit.winrate.arena_hard import arena_hard_scores
 from judgekit.winrate.attack import truncation_attack
+from judgekit.winrate.bradley_terry import bradley_terry
 from judgekit.winrate.gameability import gameability, verbosity_variants
 from judgekit.winrate.lc import (
     InstructionDifficulty,
@@ -11,18 +14,25 @@ from judgekit.winrate.lc import (
 )
 from judgekit.winrate.rates import length_balanced_win_rates, length_normalized_win_rates, win_rates
 from judgekit.winrate.simulate import LeaderboardSimulation, simulate_leaderboard
+from judgekit.winrate.simulate_arena import ArenaSimulation, simulate_arena_hard
+from judgekit.winrate.style import style_features
 
 __all__ = [
+    "ArenaSimulation",
     "InstructionDifficulty",
     "LeaderboardSimulation",
     "arena_correlation",
+    "arena_hard_scores",
+    "bradley_terry",
     "gameability",
     "instruction_difficulty",
     "lc_win_rate_matrix",
     "lc_win_rates",
     "length_balanced_win_rates",
     "length_normalized_win_rates",
+    "simulate_arena_hard",
     "simulate_leaderboard",
+    "style_features",
     "truncation_attack",
     "verbosity_variants",
     "win_rates",

@@ -98,6 +98,7 @@ def prepare(
     baseline: str | None = None,
     *,
     preference: str = "auto",
+    require_lengths: bool = True,
 ) -> dict[str, Prepared]:
     """Validate the tables and orient every pair as (model vs baseline), per judge.
 
@@ -106,10 +107,13 @@ def prepare(
     ``p_a`` where present and the verdict elsewhere. Judgments are averaged over repeats and
     ID swaps within an order, then over the orders present (so both orders weigh equally).
     The tables are handled through integer codes of their id columns (no Python loop over rows).
+    Pairs may lack texts (a reader leaves a text missing when the source does not hold it); with
+    ``require_lengths`` a pair whose lengths are unknown for that reason is an error naming its
+    models, since the length-based estimators cannot use it.
     """
     if preference not in PREFERENCES:
         raise ValueError(f"preference must be one of {PREFERENCES}, got {preference!r}")
-    pairs = validate_pairs(pairs)
+    pairs = validate_pairs(pairs, require_text=False)
     if pairs.empty:
         raise ValueError("pairs: the table is empty")
     judgments = validate_judgments(judgments, pairs)
@@ -137,6 +141,16 @@ def prepare(
             f"pairs: every pair must involve the baseline {baseline!r} as model_a or model_b; "
             f"it is absent from {_ids(pairs, neither, 'pair_id')}. Filter those pairs out first."
         )
+    len_a = pairs["len_a"].to_numpy(dtype=float, na_value=np.nan)
+    len_b = pairs["len_b"].to_numpy(dtype=float, na_value=np.nan)
+    unknown = np.isnan(len_a) | np.isnan(len_b)
+    if require_lengths and unknown.any():
+        who = sorted(set(np.where(a_is_base, model_b, model_a)[unknown]))
+        raise ValueError(
+            f"pairs: the answer lengths of {len(who)} model(s) are unknown (their texts were not "
+            f"read: {who[:5]}{' ...' if len(who) > 5 else ''}, {_ids(pairs, unknown, 'pair_id')}); "
+            "length-based win rates need them: leave those models out, e.g. "
+            "pairs[pairs['len_a'].notna() & pairs['len_b'].notna()]")
     identity_pair = a_is_base & b_is_base
     side = np.where(identity_pair, "identity", np.where(a_is_base, "b", "a"))
     p = pd.DataFrame({
@@ -144,8 +158,8 @@ def prepare(
         "model": np.where(a_is_base, model_b, model_a),
         "side": side,
         "instruction": instruction_key(pairs).to_numpy(),
-        "len_model": np.where(a_is_base, pairs["len_b"], pairs["len_a"]).astype(float),
-        "len_baseline": np.where(a_is_base, pairs["len_a"], pairs["len_b"]).astype(float),
+        "len_model": np.where(a_is_base, len_b, len_a),
+        "len_baseline": np.where(a_is_base, len_a, len_b),
     })
     # every judgment as codes: its pair (row of p), order, verdict
     pair = pd.Index(pairs["pair_id"]).get_indexer(judgments["pair_id"])

@@ -16,6 +16,7 @@ from judgekit._stamp import stamped
 from judgekit.exceptions import ConvergenceWarning, MetricWarning
 from judgekit.winrate._data import Prepared, bootstrap_counts, fold_of, prepare
 from judgekit.winrate._glm import fit_joint, fit_small, single_threaded, soft_log_loss
+from judgekit.winrate._tails import warn_heavy_tails
 from judgekit.winrate.rates import LN_TEMPERATURE, _balanced, _normalized
 
 __all__ = [
@@ -488,6 +489,7 @@ def lc_win_rates(
     frames = []
     with single_threaded():
         for judge, prep in preps.items():
+            warn_heavy_tails(prep.rows, judge)
             missing = prep.unusable
             if missing:
                 warnings.warn(

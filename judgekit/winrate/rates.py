@@ -161,7 +161,8 @@ def win_rates(
     """
     _check_common(n_boot, ci)
     frames = []
-    for prep in prepare(judgments, pairs, baseline, preference=preference).values():
+    for prep in prepare(judgments, pairs, baseline, preference=preference,
+                        require_lengths=False).values():
         frames.append(_resampled(
             prep, {"win_rate": _mean("y"), "discrete_win_rate": _mean("y_discrete")},
             n_boot, ci, seed,
