@@ -65,8 +65,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "judgekit.winrate": (
         "InstructionDifficulty", "LeaderboardSimulation", "arena_correlation", "gameability",
         "instruction_difficulty", "lc_win_rate_matrix", "lc_win_rates",
-        "length_balanced_win_rates", "length_normalized_win_rates", "simulate_leaderboard",
-        "truncation_attack", "verbosity_variants", "win_rates",
+        "length_balanced_win_rates", "length_normalized_leaderboard",
+        "length_normalized_win_rates", "load_difficulty",
+        "simulate_leaderboard", "truncation_attack", "verbosity_variants", "win_rates",
     ),
     "judgekit.perturb": (
         "BIASES", "BiasSuite", "ContentSimJudge", "apply_rewrites", "bias_report", "bias_suite",
