@@ -395,10 +395,11 @@ def lc_win_rates(
 
     Step 1 takes γ_x, the instruction difficulty: for a judge judgekit ships it for (a public
     AlpacaEval annotator, :func:`load_difficulty`), the γ fitted on the public leaderboard;
-    otherwise one joint fit over all models of the data (:func:`instruction_difficulty`). Step 2 fits (θ, φ, ψ) for each model separately with γ fixed, using
-    soft labels (the judge's probability) and an L2 penalty whose strength is chosen per model by
-    cross-validation over folds of instructions, plus an extra penalty pulling φ towards the
-    judge's typical length slope φ₀. Because each model is fitted alone, adding a model leaves
+    otherwise one joint fit over all models of the data (:func:`instruction_difficulty`).
+    Step 2 fits (θ, φ, ψ) for each model separately with γ fixed, using soft labels (the
+    judge's probability) and an L2 penalty whose strength is chosen per model by cross-validation
+    over folds of instructions, plus an extra penalty pulling φ towards the judge's typical
+    length slope φ₀. Because each model is fitted alone, adding a model leaves
     the others' numbers unchanged once γ is fixed.
 
     Parameters
