@@ -66,9 +66,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ArenaSimulation", "InstructionDifficulty", "LeaderboardSimulation", "arena_correlation",
         "arena_hard_scores", "bradley_terry", "gameability", "instruction_difficulty",
         "lc_win_rate_matrix", "lc_win_rates", "length_balanced_win_rates",
-        "length_normalized_win_rates", "simulate_arena_hard", "simulate_leaderboard",
-        "style_features",
-        "truncation_attack", "verbosity_variants", "win_rates",
+        "length_normalized_leaderboard", "length_normalized_win_rates", "load_difficulty",
+        "simulate_arena_hard", "simulate_leaderboard", "style_features", "truncation_attack",
+        "verbosity_variants", "win_rates",
     ),
     "judgekit.perturb": (
         "BIASES", "BiasSuite", "ContentSimJudge", "apply_rewrites", "bias_report", "bias_suite",

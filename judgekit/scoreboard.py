@@ -2,14 +2,20 @@
 
 A notebook computes a value (a win rate from the annotations, a correlation, a count) and hands it
 to :func:`compare` with the id of the published number it reproduces; the published value comes
-from :mod:`judgekit.published`, never typed again. :func:`compare` returns a small table shown in
-the notebook (paper, judgekit, difference, whether they agree to the printed precision, and the
-reason where they do not), and tags the notebook output with the records. ``judgekit reproduce``
-reads those tags from the executed notebooks (:func:`collect`), adds the notebook section each
-came from, and writes the report's first page and ``scoreboard.csv`` (:func:`build`).
+from :mod:`judgekit.published`, never typed again (or, for a released table's cells and a
+simulation's truth, from the data themselves: ``reference=``). :func:`compare` returns a small
+table shown in the notebook (paper, judgekit, difference, whether they agree to the printed
+precision, and the reason where they do not), and tags the notebook output with the records.
+``judgekit reproduce`` reads those tags from the executed notebooks (:func:`collect`), adds the
+notebook section each came from, and writes the report's first page and ``scoreboard.csv``
+(:func:`build`).
 
-Numbers a notebook quotes but cannot recompute (the paper's judges or data are not public) go
-through :func:`quote`, with the reason; the scoreboard lists them apart and does not count them.
+Every row says what kind of comparison it is (:data:`KINDS`), decided where the comparison is
+made: recomputed from released data, holding by construction (the value agrees whatever the
+data, e.g. the baseline's win rate of 50), not reproducible from public data (with why), or
+checked against a simulation whose truth is known. Only the recomputed rows count as agreeing
+or differing with a paper (:func:`counts`). Numbers a notebook quotes but cannot recompute (the
+paper's judges or data are not public) go through :func:`quote`, with the reason.
 """
 
 from __future__ import annotations
@@ -26,14 +32,23 @@ import pandas as pd
 
 from judgekit.published import PAPERS, published
 
-__all__ = ["Comparison", "build", "collect", "compare", "quote", "render_html"]
+__all__ = ["KINDS", "Comparison", "build", "collect", "compare", "counts", "quote", "render_html"]
 
 #: Output-metadata key under which a notebook output carries its scoreboard records.
 METADATA_KEY = "judgekit_scoreboard"
 
+#: What a row's comparison is, in the order the scoreboard lists them. Only "recomputed" rows
+#: count as agreeing (or not) with a paper.
+KINDS: dict[str, str] = {
+    "recomputed": "recomputed from released data",
+    "simulation": "checked against a simulation whose truth is known (not a published number)",
+    "by construction": "holds by construction: it agrees whatever the data, so it is not counted",
+    "not reproducible": "cannot be reproduced from public data (the reason says why)",
+}
+
 #: Columns of a comparison and of the scoreboard (the scoreboard adds notebook, section, link).
 COLUMNS = ["paper", "item", "source", "note", "published", "judgekit", "difference", "tolerance",
-           "agrees", "status", "how", "reason"]
+           "agrees", "kind", "how", "reason"]
 
 
 class Comparison:
@@ -59,31 +74,42 @@ class Comparison:
 
     def _shown(self) -> pd.DataFrame:
         t = self.table
+        compared = t["kind"].isin(["recomputed", "simulation"])
         out = pd.DataFrame({
             "paper": t["paper"], "item": t["item"], "source": t["source"],
             "published": t["published"], "judgekit": t["judgekit"],
-            "difference": t["difference"], "agrees": t["agrees"].map(
-                {True: "yes", False: "no"}).where(t["status"] == "recomputed", "not recomputed"),
+            "difference": t["difference"], "kind": t["kind"],
+            "agrees": t["agrees"].map({True: "yes", False: "no"}).where(compared, "not counted"),
             "reason": t["reason"],
         })
         return out
 
+    def _brief(self) -> tuple[pd.DataFrame, int]:
+        """The rows to show: all of a short table; of a long one the first ten and every row
+        that does not simply agree, and how many agreeing rows were left out."""
+        shown = self._shown()
+        if len(shown) <= 30:
+            return shown, 0
+        keep = (shown.index < 10) | (shown["agrees"] != "yes")
+        return shown[keep], int((~keep).sum())
+
     def __repr__(self) -> str:
-        text = self._shown().to_string(index=False, max_colwidth=60)
+        shown, hidden = self._brief()
+        text = shown.to_string(index=False, max_colwidth=60)
+        if hidden:
+            text += f"\n(and {hidden} more rows that agree; all are recorded for the scoreboard)"
         if self.skipped:
             text += f"\n({len(self.skipped)} value(s) have no published counterpart: {self.skipped[:5]})"
         return text
 
     def _repr_mimebundle_(self, **_kwargs: Any) -> tuple[dict, dict]:
-        shown = self._shown()
+        shown, hidden = self._brief()
         body = shown.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", escape=True)
-        n = int((self.table["status"] == "recomputed").sum())
-        agree = int(self.table["agrees"].eq(True).sum())
-        caption = (f"<p style='font-size:12px;color:#555'>{n} published number(s) recomputed, "
-                   f"{agree} agree to the printed precision"
-                   + (f"; {len(self.table) - n} quoted, not recomputed" if len(self.table) > n else "")
+        caption = ("<p style='font-size:12px;color:#555'>" + html.escape(_count_text(self.table))
                    + (f"; {len(self.skipped)} value(s) without a published counterpart"
-                      if self.skipped else "") + "</p>")
+                      if self.skipped else "")
+                   + (f"; {hidden} rows that agree are not shown (all are recorded for the "
+                      "scoreboard)" if hidden else "") + "</p>")
         data = {"text/html": caption + body, "text/plain": repr(self)}
         return data, {METADATA_KEY: self.records()}
 
@@ -96,6 +122,55 @@ def _plain(value: Any) -> Any:
         if isinstance(value, float) and math.isnan(value):
             return None
     return value
+
+
+def counts(board: pd.DataFrame) -> pd.DataFrame:
+    """How many rows of each kind, and how many of them agree or differ.
+
+    Parameters
+    ----------
+    board : DataFrame
+        A scoreboard (:func:`build`) or a comparison's ``table``.
+
+    Returns
+    -------
+    DataFrame
+        One row per kind of :data:`KINDS` (in that order): ``kind``, ``rows``, ``agree`` and
+        ``differ`` (for "recomputed" and "simulation"; the other kinds are not compared).
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> c = jk.scoreboard.compare("dubois2024", {"win_rate": 50.0, "lc_win_rate": 50.0},
+    ...                           prefix="fig4/gpt4_1106_preview/", how="t",
+    ...                           kind="by construction", reason="the baseline's rate is 50")
+    >>> jk.scoreboard.counts(c.table)[["kind", "rows", "agree"]].to_dict("records")[::2]
+    [{'kind': 'recomputed', 'rows': 0, 'agree': 0}, {'kind': 'by construction', 'rows': 2, 'agree': 0}]
+    """
+    kind = board["kind"] if "kind" in board.columns else pd.Series(dtype=object)
+    rows = []
+    for k in KINDS:
+        mine = board[kind == k]
+        compared = k in ("recomputed", "simulation")
+        rows.append({"kind": k, "rows": len(mine),
+                     "agree": int(mine["agrees"].eq(True).sum()) if compared else 0,
+                     "differ": int(mine["agrees"].eq(False).sum()) if compared else 0})
+    return pd.DataFrame(rows)
+
+
+def _count_text(board: pd.DataFrame) -> str:
+    c = counts(board).set_index("kind")
+    rec, sim = c.loc["recomputed"], c.loc["simulation"]
+    parts = [f"{rec['rows']} recomputed from released data: {rec['agree']} agree with the paper to "
+             f"its printed precision, {rec['differ']} differ"]
+    if sim["rows"]:
+        parts.append(f"{sim['rows']} checked against a simulation's known truth ({sim['agree']} "
+                     "within tolerance)")
+    for k, text in (("by construction", "hold by construction (not counted)"),
+                    ("not reproducible", "cannot be reproduced from public data")):
+        if c.loc[k, "rows"]:
+            parts.append(f"{c.loc[k, 'rows']} {text}")
+    return "; ".join(parts)
 
 
 def _lookup(paper: str, items: Iterable[str], prefix: str, missing: str) -> tuple[pd.DataFrame, list[str]]:
@@ -114,14 +189,34 @@ def _lookup(paper: str, items: Iterable[str], prefix: str, missing: str) -> tupl
     return table, unknown
 
 
+def _kind_of(kind: str | Mapping[str, str], keys: list[str]) -> dict[str, str]:
+    if isinstance(kind, str):
+        out = dict.fromkeys(keys, kind)
+    else:
+        missing = [k for k in keys if k not in kind]
+        if missing:
+            raise ValueError(f"kind has no entry for {missing[:5]}; give one kind for all or one "
+                             "per item")
+        out = {k: kind[k] for k in keys}
+    bad = sorted({v for v in out.values() if v not in KINDS})
+    if bad:
+        raise ValueError(f"kind must be one of {list(KINDS)}, got {bad}")
+    return out
+
+
 def compare(
     paper: str,
     values: Mapping[str, float] | pd.Series,
     *,
     how: str,
+    kind: str | Mapping[str, str],
     reason: str | Mapping[str, str] = "",
     prefix: str = "",
     missing: str = "raise",
+    reference: Mapping[str, float] | pd.Series | None = None,
+    source: str | None = None,
+    decimals: int | None = None,
+    tolerance: float | None = None,
 ) -> Comparison:
     """Set judgekit's values beside the published ones and record them for the scoreboard.
 
@@ -135,15 +230,31 @@ def compare(
     how : str
         One line on how judgekit computed the values (e.g. ``"jk.lc_win_rates on the
         annotations"``).
+    kind : str or mapping
+        What the comparison is (:data:`KINDS`), for all items or item -> kind:
+        ``"recomputed"`` (from released data; the only kind counted as agreeing or differing),
+        ``"by construction"`` (agrees whatever the data: a definition, judgekit's own choice,
+        or the paper's rule applied to the paper's own table), ``"not reproducible"`` (the
+        paper's number needs data that are not public; judgekit's value, on what is public, is
+        shown for information) or ``"simulation"`` (against a simulation's known truth, given
+        as ``reference``). The last three need a ``reason``.
     reason : str or mapping
         Why judgekit's value differs from the paper's, for the rows that do not agree to the
-        printed precision: one text for all, or item -> text. Rows that differ without a reason
-        are shown as unexplained.
+        printed precision, and why a row holds by construction or cannot be reproduced: one
+        text for all, or item -> text. Rows that differ without a reason are shown as
+        unexplained.
     prefix : str
         Prepended to every item id.
     missing : {"raise", "skip"}
         What to do with an item the published table does not hold: raise (default), or leave
         it out and list it in ``Comparison.skipped`` (for a table another branch fills in).
+    reference : mapping or Series, optional
+        Item -> the value to compare with, for numbers that are not typed from a paper: the
+        cells of a released table read from the (checksum-verified) data, or a simulation's
+        truth. Needs ``source`` (what the values are) and ``decimals`` (the precision that
+        counts as agreeing) or ``tolerance`` (the largest absolute difference that does).
+    source, decimals, tolerance : optional
+        See ``reference``.
 
     Returns
     -------
@@ -152,31 +263,60 @@ def compare(
     Examples
     --------
     >>> import judgekit as jk
-    >>> c = jk.scoreboard.compare("dubois2024", {"gpt4_gamed/win_rate": 3.738},
+    >>> c = jk.scoreboard.compare("dubois2024", {"gpt4_gamed/win_rate": 3.738}, kind="recomputed",
     ...                           prefix="sec4.3/", how="jk.win_rates on the annotations")
-    >>> c.table[["published", "judgekit", "agrees"]].to_dict("records")
-    [{'published': 3.7, 'judgekit': 3.738, 'agrees': True}]
+    >>> c.table[["published", "judgekit", "agrees", "kind"]].to_dict("records")
+    [{'published': 3.7, 'judgekit': 3.738, 'agrees': True, 'kind': 'recomputed'}]
     """
     values = dict(values.items()) if isinstance(values, pd.Series) else dict(values)
-    table, unknown = _lookup(paper, values, prefix, missing)
+    kinds = _kind_of(kind, list(values))
+    if reference is not None:
+        reference = dict(reference.items()) if isinstance(reference, pd.Series) else dict(reference)
+        if not source or (decimals is None) == (tolerance is None):
+            raise ValueError("reference= needs source= (what the reference values are) and one "
+                             "of decimals= or tolerance= (what counts as agreeing)")
+        absent = [k for k in values if k not in reference]
+        if absent:
+            raise ValueError(f"reference has no value for {absent[:5]}")
+        if paper not in PAPERS:
+            raise ValueError(f"unknown paper {paper!r}; known: {sorted(PAPERS)}")
+        typed_items = set(published(paper)["item"])
+        typed = [prefix + str(k) for k in values if prefix + str(k) in typed_items]
+        table, unknown = None, []
+        if typed:
+            raise ValueError(f"{typed[:5]} are typed in judgekit/published/{paper}.csv; compare "
+                             "them without reference=")
+    else:
+        if "simulation" in kinds.values():
+            raise ValueError("a 'simulation' row needs the simulation's truth as reference=")
+        table, unknown = _lookup(paper, values, prefix, missing)
     rows = []
     for key, value in values.items():
         item = prefix + str(key)
         if item in unknown:
             continue
-        ref = table.loc[item]
-        value = float(value) if value is not None else math.nan
-        published_value = float(ref["value"])
-        decimals = int(ref["decimals"])
-        tolerance = 0.5 * 10.0 ** (-decimals)
-        difference = value - published_value
-        agrees = bool(abs(difference) <= tolerance + 1e-9) if not math.isnan(value) else False
+        k = kinds[key]
         why = reason.get(key, reason.get(item, "")) if isinstance(reason, Mapping) else reason
+        if k not in ("recomputed",) and not why:
+            raise ValueError(f"{item}: a {k!r} row needs a reason (why it holds by construction, "
+                             "cannot be reproduced, or what was simulated)")
+        if reference is not None:
+            published_value, where, note = float(reference[key]), source, ""
+            tol = float(tolerance) if tolerance is not None else 0.5 * 10.0 ** (-int(decimals))
+        else:
+            ref = table.loc[item]
+            published_value, where, note = float(ref["value"]), ref["source"], ref["note"]
+            tol = 0.5 * 10.0 ** (-int(ref["decimals"]))
+        value = float(value) if value is not None else math.nan
+        difference = math.nan if k == "not reproducible" else value - published_value
+        agrees = None  # counted for recomputed and simulated values only
+        if k in ("recomputed", "simulation"):
+            agrees = bool(abs(difference) <= tol + 1e-9) if not math.isnan(value) else False
         rows.append({
-            "paper": paper, "item": item, "source": ref["source"], "note": ref["note"],
+            "paper": paper, "item": item, "source": where, "note": note,
             "published": published_value, "judgekit": value, "difference": difference,
-            "tolerance": tolerance, "agrees": agrees, "status": "recomputed", "how": how,
-            "reason": "" if agrees else (why or "unexplained"),
+            "tolerance": tol, "agrees": agrees, "kind": k, "how": how,
+            "reason": why if k != "recomputed" else ("" if agrees else (why or "unexplained")),
         })
     return Comparison(pd.DataFrame(rows, columns=COLUMNS), [u[len(prefix):] for u in unknown])
 
@@ -198,16 +338,18 @@ def quote(paper: str, items: Iterable[str], *, reason: str, prefix: str = "") ->
     Returns
     -------
     Comparison
-        Rows with ``status == "not recomputed"``; the published values are in ``published``.
+        Rows of kind ``"not reproducible"``; the published values are in ``published``.
 
     Examples
     --------
     >>> import judgekit as jk
     >>> q = jk.scoreboard.quote("wei2024", ["table10/rank1/acc_both"],
     ...                         reason="the paper's judge outputs are not public")
-    >>> q.table[["published", "status"]].to_dict("records")
-    [{'published': 0.667, 'status': 'not recomputed'}]
+    >>> q.table[["published", "kind"]].to_dict("records")
+    [{'published': 0.667, 'kind': 'not reproducible'}]
     """
+    if not reason:
+        raise ValueError("quote needs the reason the numbers cannot be recomputed")
     items = list(items)
     table, _ = _lookup(paper, items, prefix, "raise")
     rows = []
@@ -218,7 +360,7 @@ def quote(paper: str, items: Iterable[str], *, reason: str, prefix: str = "") ->
             "paper": paper, "item": item, "source": ref["source"], "note": ref["note"],
             "published": float(ref["value"]), "judgekit": math.nan, "difference": math.nan,
             "tolerance": 0.5 * 10.0 ** (-int(ref["decimals"])), "agrees": None,
-            "status": "not recomputed", "how": "", "reason": reason,
+            "kind": "not reproducible", "how": "", "reason": reason,
         })
     return Comparison(pd.DataFrame(rows, columns=COLUMNS))
 
@@ -267,6 +409,10 @@ def collect(notebook: str | Path, link: str | None = None) -> pd.DataFrame:
             continue
         for output in cell.get("outputs", []):
             for record in output.get("metadata", {}).get(METADATA_KEY, []) or []:
+                record = dict(record)
+                if "kind" not in record:  # recorded before rows had a kind
+                    status = record.pop("status", "")
+                    record["kind"] = "recomputed" if status == "recomputed" else "not reproducible"
                 rows.append({**record, "notebook": path.stem, "section": section,
                              "link": f"{page}#{anchor}" if anchor else page})
     return pd.DataFrame(rows, columns=[*COLUMNS, "notebook", "section", "link"])
@@ -285,8 +431,8 @@ def build(notebooks: Iterable[str | Path], links: Mapping[str, str] | None = Non
     Returns
     -------
     DataFrame
-        Sorted by paper (in :data:`judgekit.published.PAPERS` order), status (recomputed first)
-        and the order the notebooks produced them. When one item was recorded twice, the last
+        Sorted by paper (in :data:`judgekit.published.PAPERS` order), kind (in :data:`KINDS`
+        order: recomputed first) and the order the notebooks produced them. When one item was recorded twice, the last
         recording is kept.
     """
     links = dict(links or {})
@@ -297,7 +443,8 @@ def build(notebooks: Iterable[str | Path], links: Mapping[str, str] | None = Non
     board = pd.concat(frames, ignore_index=True)
     board = board.drop_duplicates(["paper", "item"], keep="last")
     order = {p: i for i, p in enumerate(PAPERS)}
-    board = board.assign(_p=board["paper"].map(order), _s=(board["status"] != "recomputed"))
+    kinds = {k: i for i, k in enumerate(KINDS)}
+    board = board.assign(_p=board["paper"].map(order), _s=board["kind"].map(kinds))
     return board.sort_values(["_p", "_s"], kind="stable").drop(columns=["_p", "_s"]).reset_index(drop=True)
 
 
@@ -314,10 +461,12 @@ def _fmt(value: Any, decimals: int | None = None) -> str:
 
 
 def _decimals(tolerance: Any) -> int | None:
+    """The printed decimals a tolerance of half a unit stands for (None for another tolerance)."""
     try:
-        return max(0, round(-math.log10(2 * float(tolerance))))
+        places = -math.log10(2 * float(tolerance))
     except (TypeError, ValueError):
         return None
+    return max(0, round(places)) if abs(places - round(places)) < 1e-6 else None
 
 
 def render_html(board: pd.DataFrame) -> str:
@@ -334,38 +483,45 @@ def render_html(board: pd.DataFrame) -> str:
     """
     if board.empty:
         return "<p>No notebook recorded a published number.</p>"
-    recomputed = board[board["status"] == "recomputed"]
-    agree = int(recomputed["agrees"].eq(True).sum())
+    recomputed = board[board["kind"] == "recomputed"]
     parts = [
-        f"<p class='meta'>{len(recomputed)} published numbers recomputed from "
-        f"{recomputed['paper'].nunique()} papers; {agree} agree with the paper to its printed precision "
-        f"(half a unit in the last printed decimal), {len(recomputed) - agree} differ, each with the "
-        f"reason. {len(board) - len(recomputed)} further numbers the notebooks cite cannot be "
-        "recomputed from public data and are listed below each paper. Also as "
-        "<a href='scoreboard.csv'>scoreboard.csv</a>.</p>",
+        f"<p class='meta'>{html.escape(_count_text(board))}. Agreement is to the paper's printed "
+        f"precision (half a unit in the last printed decimal) and is counted only for the "
+        f"{len(recomputed)} numbers recomputed from released data ({recomputed['paper'].nunique()} "
+        "papers): a row that holds by construction agrees whatever the data, and a number that "
+        "needs data which are not public cannot be checked; each such row says why. Also as "
+        "<a href='scoreboard.csv'>scoreboard.csv</a> (column <code>kind</code>).</p>",
         "<table class='scoreboard'><tr><th>number</th><th>paper</th><th>judgekit</th>"
         "<th>difference</th><th></th><th>why they differ / how judgekit computed it</th>"
         "<th>notebook section</th></tr>",
     ]
+    marks = {"by construction": "<span class='na'>by construction</span>",
+             "not reproducible": "<span class='na'>not reproducible</span>"}
     for paper, rows in board.groupby("paper", sort=False):
         info = PAPERS.get(paper, {})
-        n = int((rows["status"] == "recomputed").sum())
+        c = counts(rows).set_index("kind")
+        tally = " · ".join(f"{int(c.loc[k, 'rows'])} {k}" for k in KINDS if c.loc[k, "rows"])
         parts.append(
             f"<tr class='paper'><th colspan='7'>{html.escape(info.get('citation', paper))}: "
             f"{html.escape(info.get('title', ''))} (arXiv {html.escape(info.get('arxiv', ''))}) · "
-            f"{n} recomputed</th></tr>")
+            f"{html.escape(tally)}</th></tr>")
         for r in rows.itertuples(index=False):
-            status = r.status == "recomputed"
-            mark = ("<span class='ok'>agrees</span>" if r.agrees else "<span class='differs'>differs</span>"
-                    ) if status else "<span class='na'>not recomputed</span>"
-            why = r.reason if (not status or not r.agrees) else ""
+            compared = r.kind in ("recomputed", "simulation")
+            if compared:
+                word = "agrees" if r.agrees else "differs"
+                mark = (f"<span class='{'ok' if r.agrees else 'differs'}'>"
+                        + ("simulation: " if r.kind == "simulation" else "") + f"{word}</span>")
+            else:
+                mark = marks[r.kind]
+            why = r.reason if (not compared or not r.agrees or r.kind == "simulation") else ""
             detail = html.escape(why) + (f"<div class='how'>{html.escape(r.how)}</div>" if r.how else "")
             label = f"{html.escape(r.source)} · <code>{html.escape(r.item)}</code>"
             if r.note:
                 label += f"<div class='how'>{html.escape(r.note)}</div>"
-            diff = "" if not status else html.escape(f"{float(r.difference):+.3g}")
+            shown = r.kind != "not reproducible" and pd.notna(r.difference)
+            diff = html.escape(f"{float(r.difference):+.3g}") if shown else ""
             parts.append(
-                f"<tr class='{'row' if status else 'row quoted'}'><td>{label}</td>"
+                f"<tr class='{'row' if compared else 'row quoted'}'><td>{label}</td>"
                 f"<td>{html.escape(_fmt(r.published, _decimals(r.tolerance)))}</td>"
                 f"<td>{html.escape(_fmt(r.judgekit))}</td>"
                 f"<td>{diff}</td><td>{mark}</td><td>{detail}</td>"

@@ -95,7 +95,8 @@ def test_report_first_page_is_the_scoreboard_and_opens_cleanly(browser, tmp_path
         nbformat.v4.new_code_cell(
             "import judgekit as jk\njk.viz.setup()\n"
             "jk.scoreboard.compare('dubois2024', {'win_rate': 3.74, 'lc_penalty': 13.59},\n"
-            "    prefix='sec4.3/gpt4_gamed/', how='</script><b>how</b>', reason='<i>why</i>')"),
+            "    prefix='sec4.3/gpt4_gamed/', how='</script><b>how</b>', reason='<i>why</i>',\n"
+            "    kind='recomputed')"),
         nbformat.v4.new_code_cell(
             "import pandas as pd\njk.viz.accuracy_bars(pd.DataFrame({'judge': ['x'], 'acc_both': [0.7]}))"),
     ]

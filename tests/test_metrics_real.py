@@ -3,9 +3,10 @@
 LLMBar publishes, beside each ``result.json``, a ``statistics.json`` with accuracy per order
 (``correct_False`` = swap False = response a shown first, ``correct_True``), both orders correct
 (``correct_both``) and verdict equality across orders (``equal``), all over every pair with an
-unparsed verdict counting as wrong. The counts below are copied from those files in
-princeton-nlp/LLMBar (Dataset/<set>/evaluators/<judge>/<strategy>/statistics.json): all 65
-judge x strategy combinations of the Natural set and 19 from the other sets.
+unparsed verdict counting as wrong. The counts were copied from those files in
+princeton-nlp/LLMBar (Dataset/<set>/evaluators/<judge>/<strategy>/statistics.json) into
+``judgekit/published/zeng2024.csv``: all 65 judge x strategy combinations of the Natural set and
+19 from the other sets (notebook 04 puts them on the reproduction scoreboard).
 
 Shi et al. (2024) Table 2 (``judgekit/published/shi2024.csv``) prints RS ± s, PC ± s and PF to two
 decimals. The mirror holds an earlier release of their data; the appendix names the API version
@@ -28,93 +29,18 @@ from judgekit.published import published
 
 pytestmark = pytest.mark.filterwarnings("ignore::judgekit.MetricWarning")
 
-# (set, judge/strategy): (correct_False, correct_True, correct_both, equal, N)
-LLMBAR_PUBLISHED = {
-    ("Natural", "ChatGPT-0301/CoT"): (81, 83, 69, 74, 100),
-    ("Natural", "ChatGPT-0301/Metrics"): (83, 80, 69, 75, 100),
-    ("Natural", "ChatGPT-0301/Metrics_Reference"): (80, 80, 66, 72, 100),
-    ("Natural", "ChatGPT-0301/Reference"): (82, 85, 71, 75, 100),
-    ("Natural", "ChatGPT-0301/Swap"): (84, 84, 77, 86, 100),
-    ("Natural", "ChatGPT-0301/Swap_CoT"): (85, 85, 80, 90, 100),
-    ("Natural", "ChatGPT-0301/Vanilla"): (84, 84, 73, 78, 100),
-    ("Natural", "ChatGPT-0301/Vanilla_1shot"): (82, 84, 72, 78, 100),
-    ("Natural", "ChatGPT-0301/Vanilla_2shot"): (82, 83, 70, 75, 100),
-    ("Natural", "ChatGPT-0301/Vanilla_NoRules"): (83, 82, 70, 75, 100),
-    ("Natural", "ChatGPT/CoT"): (70, 78, 56, 64, 100),
-    ("Natural", "ChatGPT/Metrics"): (82, 81, 68, 73, 100),
-    ("Natural", "ChatGPT/Metrics_Reference"): (82, 83, 69, 73, 100),
-    ("Natural", "ChatGPT/Rating"): (74, 63, 45, 53, 100),
-    ("Natural", "ChatGPT/Rating_NoRules"): (71, 61, 45, 58, 100),
-    ("Natural", "ChatGPT/Reference"): (81, 82, 66, 69, 100),
-    ("Natural", "ChatGPT/Swap"): (77, 78, 72, 89, 100),
-    ("Natural", "ChatGPT/Swap_CoT"): (77, 77, 63, 72, 100),
-    ("Natural", "ChatGPT/Vanilla"): (80, 83, 67, 71, 100),
-    ("Natural", "ChatGPT/Vanilla_1shot"): (79, 81, 69, 78, 100),
-    ("Natural", "ChatGPT/Vanilla_2shot"): (84, 81, 73, 81, 100),
-    ("Natural", "ChatGPT/Vanilla_NoRules"): (79, 79, 63, 68, 100),
-    ("Natural", "Falcon/CoT"): (49, 65, 14, 14, 100),
-    ("Natural", "Falcon/Metrics"): (65, 71, 39, 42, 100),
-    ("Natural", "Falcon/Metrics_Reference"): (59, 66, 26, 27, 100),
-    ("Natural", "Falcon/Reference"): (62, 74, 38, 40, 100),
-    ("Natural", "Falcon/Swap"): (58, 73, 37, 43, 100),
-    ("Natural", "Falcon/Swap_CoT"): (53, 67, 30, 40, 100),
-    ("Natural", "Falcon/Vanilla"): (71, 77, 50, 52, 100),
-    ("Natural", "Falcon/Vanilla_1shot"): (81, 80, 63, 65, 100),
-    ("Natural", "Falcon/Vanilla_2shot"): (80, 80, 65, 70, 100),
-    ("Natural", "Falcon/Vanilla_NoRules"): (75, 77, 56, 60, 100),
-    ("Natural", "GPT-4/CoT"): (94, 95, 90, 91, 100),
-    ("Natural", "GPT-4/Metrics"): (92, 94, 90, 94, 100),
-    ("Natural", "GPT-4/Metrics_Reference"): (95, 97, 94, 96, 100),
-    ("Natural", "GPT-4/Rating"): (92, 92, 87, 90, 100),
-    ("Natural", "GPT-4/Rating_Metrics"): (96, 91, 90, 93, 100),
-    ("Natural", "GPT-4/Rating_Metrics_Reference"): (94, 94, 90, 92, 100),
-    ("Natural", "GPT-4/Rating_NoRules"): (91, 89, 84, 88, 100),
-    ("Natural", "GPT-4/Rating_Reference"): (95, 93, 91, 94, 100),
-    ("Natural", "GPT-4/Reference"): (95, 96, 94, 97, 100),
-    ("Natural", "GPT-4/Swap"): (94, 95, 93, 97, 100),
-    ("Natural", "GPT-4/Swap_CoT"): (94, 94, 94, 100, 100),
-    ("Natural", "GPT-4/Vanilla"): (95, 96, 93, 95, 100),
-    ("Natural", "GPT-4/Vanilla_1shot"): (94, 94, 92, 96, 100),
-    ("Natural", "GPT-4/Vanilla_2shot"): (94, 92, 92, 98, 100),
-    ("Natural", "GPT-4/Vanilla_NoRules"): (92, 95, 92, 97, 100),
-    ("Natural", "LLaMA2/CoT"): (72, 79, 59, 67, 100),
-    ("Natural", "LLaMA2/Metrics"): (79, 80, 68, 77, 100),
-    ("Natural", "LLaMA2/Metrics_Reference"): (74, 78, 59, 66, 100),
-    ("Natural", "LLaMA2/Reference"): (78, 75, 58, 63, 100),
-    ("Natural", "LLaMA2/Swap"): (78, 73, 60, 69, 100),
-    ("Natural", "LLaMA2/Swap_CoT"): (75, 74, 62, 75, 100),
-    ("Natural", "LLaMA2/Vanilla"): (79, 82, 70, 79, 100),
-    ("Natural", "LLaMA2/Vanilla_1shot"): (74, 79, 63, 73, 100),
-    ("Natural", "LLaMA2/Vanilla_2shot"): (75, 77, 63, 74, 100),
-    ("Natural", "LLaMA2/Vanilla_NoRules"): (76, 78, 64, 74, 100),
-    ("Natural", "PaLM2/CoT"): (69, 77, 55, 64, 100),
-    ("Natural", "PaLM2/Metrics"): (79, 83, 69, 76, 100),
-    ("Natural", "PaLM2/Metrics_Reference"): (86, 87, 79, 85, 100),
-    ("Natural", "PaLM2/Reference"): (84, 87, 77, 83, 100),
-    ("Natural", "PaLM2/Swap"): (81, 87, 80, 92, 100),
-    ("Natural", "PaLM2/Swap_CoT"): (81, 85, 78, 90, 100),
-    ("Natural", "PaLM2/Vanilla"): (78, 88, 73, 80, 100),
-    ("Natural", "PaLM2/Vanilla_NoRules"): (77, 87, 74, 84, 100),
-    ("GPTInst", "GPT-4/Vanilla"): (78, 81, 77, 87, 92),
-    ("GPTInst", "PaLM2/Vanilla"): (66, 69, 53, 63, 92),
-    ("GPTOut", "GPT-4/Vanilla"): (35, 38, 35, 44, 47),
-    ("GPTOut", "PaLM2/Vanilla"): (27, 29, 20, 31, 47),
-    ("Manual", "GPT-4/Vanilla"): (35, 39, 33, 38, 46),
-    ("Manual", "PaLM2/Vanilla"): (32, 28, 27, 40, 46),
-    ("Neighbor", "GPT-4/Vanilla"): (104, 107, 101, 125, 134),
-    ("Neighbor", "PaLM2/Vanilla"): (82, 86, 62, 90, 134),
-    ("MT-Bench", "GPT-4/Vanilla_NoRules"): (159, 165, 149, 174, 200),
-    ("MT-Bench", "PaLM2/Vanilla_NoRules"): (138, 143, 114, 147, 200),
-    ("FairEval", "GPT-4/Vanilla_NoRules"): (51, 45, 38, 46, 66),
-    ("FairEval", "PaLM2/Vanilla_NoRules"): (41, 38, 17, 21, 66),
-    ("LLMEval^2", "GPT-4/Vanilla_NoRules"): (152, 150, 139, 175, 200),
-    ("LLMEval^2", "LLaMA2/Vanilla_NoRules"): (136, 140, 113, 150, 200),
-    ("Constraint", "GPT-4/Vanilla"): (42, 41, 31, 68, 89),
-    ("Negation", "GPT-4/Vanilla"): (58, 57, 56, 56, 59),
-    ("Normal", "GPT-4/Vanilla"): (59, 59, 59, 59, 59),
-    ("Base_9", "ChatGPT-0301/Vanilla"): (25, 30, 1, 1, 54),
-    ("Base_10", "PaLM2/Vanilla"): (27, 23, 0, 4, 54),
-}
+def _llmbar_published() -> dict[tuple[str, str], tuple[int, ...]]:
+    """(set, judge/strategy) -> (correct_False, correct_True, correct_both, equal, N), from
+    ``judgekit/published/zeng2024.csv`` (where the scoreboard reads them too)."""
+    t = published("zeng2024", "statistics/")
+    parts = t["item"].str.split("/", expand=True)
+    t = t.assign(cell=list(zip(parts[1], parts[2] + "/" + parts[3])), column=parts[4])
+    wide = t.pivot(index="cell", columns="column", values="value")
+    columns = ["correct_False", "correct_True", "correct_both", "equal", "n"]
+    return {cell: tuple(int(v) for v in row) for cell, row in wide[columns].iterrows()}
+
+
+LLMBAR_PUBLISHED = _llmbar_published()
 
 BENCHMARK = {"mtbench": "MTBench", "devbench": "DevBench"}
 

@@ -37,7 +37,7 @@ def series(tmp_path_factory) -> Path:
         ("md", "## §4.3: the truncation attack"),
         ("code", "from tqdm.auto import tqdm\nfor _ in tqdm(range(40), desc='judging', unit='call'):\n    pass"),
         ("code", "jk.scoreboard.compare('dubois2024', {'win_rate': 3.738, 'lc_penalty': 13.6},\n"
-                 "                      prefix='sec4.3/gpt4_gamed/', how='typed in a test',\n"
+                 "                      prefix='sec4.3/gpt4_gamed/', how='typed in a test', kind='recomputed',\n"
                  "                      reason={'lc_penalty': 'a <different> penalty'})"),
     )
     _notebook(

@@ -468,6 +468,8 @@ def _win_rate_section(j, p, s, boot, lcb, baseline, findings, many):
 
     if lc is not None:
         s.tables["lc_win_rates"] = lc
+        # where γ came from, and how far LC computed that way is known to sit from a leaderboard
+        s.notes.extend(d["note"] for d in lc.attrs.get("judgekit_difficulty", {}).values())
         s.charts["leaderboard"] = viz.leaderboard_slope(lc, height=max(220, 26 * lc["model"].nunique()))
         models = lc[lc["model"] != lc["baseline"]]
         for judge, d in models.groupby("judge"):

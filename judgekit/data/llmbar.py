@@ -161,3 +161,39 @@ def load(sets: str | list[str] | None = None, judges: str | list[str] | None = N
             for k, v in rows.items():
                 rec[k].extend(v)
     return pd.concat(pair_frames, ignore_index=True), judgments_frame(rec)
+
+
+def statistics(judgments: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """The counts LLMBar's repository publishes in each ``statistics.json``, from the judgments.
+
+    Per (set, judge/strategy): ``correct_False`` and ``correct_True`` (pairs judged right with
+    output_1 shown first, and with the outputs swapped), ``correct_both`` (right in both orders)
+    and ``equal`` (the same verdict in both orders), over all ``n`` pairs with an unparsed verdict
+    counting as wrong. The accuracies are :func:`judgekit.report_card`'s ``acc_ab``, ``acc_ba``
+    and ``acc_both`` times ``n``; ``equal`` is the position-consistent pairs of
+    :func:`judgekit.position_consistency` plus, as LLMBar counts them, the pairs unparsed in both
+    orders (judgekit leaves pairs with an unparsed verdict out of position consistency).
+
+    Returns
+    -------
+    DataFrame
+        ``dataset``, ``judge``, ``correct_False``, ``correct_True``, ``correct_both``, ``equal``, ``n``.
+    """
+    import judgekit as jk
+
+    by = ["dataset", "judge"]
+    judgments = judgments.merge(pairs[["pair_id", "dataset"]], on="pair_id", how="left")
+    card = jk.report_card(judgments, pairs, by=by, metrics=["acc_ab", "acc_ba", "acc_both"],
+                          n_boot=0).set_index(by)
+    pc = jk.position_consistency(judgments, pairs, by=by, n_boot=0).set_index(by)
+    parsed = judgments["verdict"].notna().groupby([judgments[c] for c in (*by, "pair_id")]).any()
+    unparsed = (~parsed).groupby(level=by).sum()
+    n = pairs.groupby("dataset").size()
+    out = pd.DataFrame({"n": card.index.get_level_values("dataset").map(n)}, index=card.index)
+    for column, metric in (("correct_False", "acc_ab"), ("correct_True", "acc_ba"),
+                           ("correct_both", "acc_both")):
+        out[column] = card[metric] * out["n"]
+    consistent = (pc["estimate"] * pc["n"]).reindex(out.index).fillna(0)
+    out["equal"] = consistent + unparsed.reindex(out.index).fillna(0)
+    columns = ["correct_False", "correct_True", "correct_both", "equal", "n"]
+    return out[columns].round(9).reset_index()

@@ -1,4 +1,4 @@
-"""Published numbers from the five reference papers, as data.
+"""Published numbers from the five reference papers (and LLMBar's released statistics), as data.
 
 Every number a paper printed that judgekit recomputes (in a test, a notebook or the reproduction
 scoreboard) is typed exactly once, in a CSV file of this folder named after the paper, with where
@@ -30,7 +30,7 @@ import pandas as pd
 
 __all__ = ["PAPERS", "published"]
 
-#: The five reference papers, keyed by the stem of their CSV file.
+#: The five reference papers, then LLMBar's repository statistics, keyed by the stem of their CSV file.
 PAPERS: dict[str, dict[str, str]] = {
     "wei2024": {
         "citation": "Wei, He, Xia, Liu, Wong, Lin, Han (2024)",
@@ -60,6 +60,14 @@ PAPERS: dict[str, dict[str, str]] = {
         "title": "Justice or Prejudice? Quantifying Biases in LLM-as-a-Judge",
         "arxiv": "2410.02736",
     },
+    # not one of the five papers judgekit implements: the statistics LLMBar's repository
+    # publishes beside its judges' outputs, which notebook 04 recomputes from those outputs
+    "zeng2024": {
+        "citation": "Zeng, Yu, Gao, Meng, Goyal, Chen (2024)",
+        "title": "Evaluating Large Language Models at Evaluating Instruction Following (LLMBar; "
+                 "the statistics.json files of its repository)",
+        "arxiv": "2310.07641",
+    },
 }
 
 _COLUMNS = ["item", "value", "decimals", "source", "note"]
@@ -85,7 +93,7 @@ def _read(paper: str) -> pd.DataFrame:
 
 
 def published(paper: str | None = None, prefix: str = "") -> pd.DataFrame:
-    """The published numbers of one paper (or of all five), optionally only items under a prefix.
+    """The published numbers of one paper (or of all), optionally only items under a prefix.
 
     Parameters
     ----------
@@ -116,7 +124,7 @@ def published(paper: str | None = None, prefix: str = "") -> pd.DataFrame:
     >>> row["value"].tolist(), row["tolerance"].tolist()[0]
     ([0.94, 0.1, 0.75, 0.16, 0.02, 0.0], 0.005)
     >>> sorted(jk.published()["paper"].unique())
-    ['dubois2024', 'li2024', 'shi2024', 'wei2024', 'ye2024']
+    ['dubois2024', 'li2024', 'shi2024', 'wei2024', 'ye2024', 'zeng2024']
     """
     if paper is not None and paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; known: {sorted(PAPERS)}")

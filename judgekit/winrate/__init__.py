@@ -5,7 +5,12 @@ from judgekit.winrate.arena import arena_correlation
 from judgekit.winrate.arena_hard import arena_hard_scores
 from judgekit.winrate.attack import truncation_attack
 from judgekit.winrate.bradley_terry import bradley_terry
-from judgekit.winrate.gameability import gameability, verbosity_variants
+from judgekit.winrate.difficulty import load_difficulty
+from judgekit.winrate.gameability import (
+    gameability,
+    length_normalized_leaderboard,
+    verbosity_variants,
+)
 from judgekit.winrate.lc import (
     InstructionDifficulty,
     instruction_difficulty,
@@ -29,7 +34,9 @@ __all__ = [
     "lc_win_rate_matrix",
     "lc_win_rates",
     "length_balanced_win_rates",
+    "length_normalized_leaderboard",
     "length_normalized_win_rates",
+    "load_difficulty",
     "simulate_arena_hard",
     "simulate_leaderboard",
     "style_features",

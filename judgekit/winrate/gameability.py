@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from judgekit._stamp import stamped
+from judgekit.winrate.rates import LN_TEMPERATURE
 
-__all__ = ["gameability", "verbosity_variants"]
+__all__ = ["gameability", "length_normalized_leaderboard", "verbosity_variants"]
 
 
 @stamped
@@ -172,3 +174,54 @@ def gameability(
         rows.append({"metric": metric, "kind": "overall", "estimate": float(np.mean(parts)),
                      "n": rows[-1]["n"], "scale": scale})
     return pd.DataFrame(rows)
+
+
+@stamped
+def length_normalized_leaderboard(
+    leaderboard: pd.DataFrame,
+    *,
+    baseline: str,
+    model: str = "model",
+    win_rate: str = "win_rate",
+    length: str = "avg_length",
+    temperature: float = LN_TEMPERATURE,
+) -> pd.DataFrame:
+    """A leaderboard with the length-normalized win rate of each model, from its win rate and
+    mean output length alone (Dubois et al. 2024, §4.4).
+
+    LN = WR · 2σ((L̄_b − L̄_m) / T): the formula of :func:`judgekit.length_normalized_win_rates`,
+    which needs only the win rate and the two mean lengths, so a published leaderboard that
+    lists them (AlpacaEval's lists ``avg_length``) gives LN for every model on it.
+
+    Parameters
+    ----------
+    leaderboard : DataFrame
+        One row per model with ``win_rate`` (percent) and ``length`` columns.
+    baseline : str
+        The reference model; its row gives L̄_b.
+    model, win_rate, length : str
+        Column names.
+    temperature : float
+        T, in the units of ``length`` (default ``LN_TEMPERATURE``, 500 characters).
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``leaderboard`` with ``ln_win_rate`` added.
+
+    Examples
+    --------
+    >>> import pandas as pd, judgekit as jk
+    >>> lb = pd.DataFrame({"model": ["base", "short", "long"], "win_rate": [50.0, 20.0, 60.0],
+    ...                    "avg_length": [1000, 500, 2000]})
+    >>> jk.length_normalized_leaderboard(lb, baseline="base")["ln_win_rate"].round(1).tolist()
+    [50.0, 29.2, 14.3]
+    """
+    lb = _indexed(leaderboard, model, [win_rate, length])
+    if baseline not in lb.index:
+        raise ValueError(f"leaderboard has no row for the baseline {baseline!r}")
+    base = float(lb.at[baseline, length])
+    out = leaderboard.copy()
+    gap = (base - out[length].astype(float)) / float(temperature)
+    out["ln_win_rate"] = out[win_rate].astype(float) * 2.0 * special.expit(gap)
+    return out

@@ -17,6 +17,7 @@ from judgekit.exceptions import ConvergenceWarning, MetricWarning
 from judgekit.winrate._data import Prepared, bootstrap_counts, fold_of, prepare
 from judgekit.winrate._glm import fit_joint, fit_small, single_threaded, soft_log_loss
 from judgekit.winrate._tails import warn_heavy_tails
+from judgekit.winrate.difficulty import difficulty_note, resolve_difficulty
 from judgekit.winrate.rates import LN_TEMPERATURE, _balanced, _normalized
 
 __all__ = [
@@ -41,7 +42,12 @@ _LC_COLUMNS = [
     "judge", "model", "baseline", "n", "avg_length", "win_rate", "discrete_win_rate", "lc_win_rate",
     "lc_se", "lc_ci_low", "lc_ci_high", "sem_fitted", "ln_win_rate", "lb_win_rate", "theta", "phi",
     "psi", "length_scale", "l2", "length_penalty", "length_prior", "converged", "formula",
+    "difficulty",
 ]
+#: What ``difficulty="auto"`` chooses per judge: the γ judgekit ships for a known annotator
+#: (:func:`judgekit.load_difficulty`) when its baseline matches and it covers every instruction,
+#: else a joint fit on the data.
+DIFFICULTY_CHOICES = ("auto", "fit")
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,8 @@ class InstructionDifficulty:
         Per model: ``theta`` and ``phi`` of the joint fit, ``length_scale`` (sd of Δlen).
     cv : DataFrame, optional
         Cross-validation: ``l2`` and the mean held-out log loss ``log_loss``.
+    source : dict, optional
+        Provenance of a shipped γ (:func:`judgekit.load_difficulty`); None for one fitted here.
 
     Examples
     --------
@@ -80,6 +88,7 @@ class InstructionDifficulty:
     baseline: str | None = None
     terms: pd.DataFrame | None = field(default=None, repr=False)
     cv: pd.DataFrame | None = field(default=None, repr=False)
+    source: dict | None = field(default=None, repr=False)
 
 
 def _length_feature(rows: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
@@ -364,7 +373,7 @@ def lc_win_rates(
     pairs: pd.DataFrame,
     *,
     baseline: str | None = None,
-    difficulty: InstructionDifficulty | Mapping[str, InstructionDifficulty] | None = None,
+    difficulty: str | InstructionDifficulty | Mapping[str, InstructionDifficulty] | None = "auto",
     l2: float | str = "cv",
     l2_grid: Sequence[float] | None = None,
     length_penalty: float = LENGTH_PENALTY,
@@ -385,11 +394,13 @@ def lc_win_rates(
     characters, sd over the model's pairs); the LC win rate is the win rate this GLM predicts
     when the length term is zero: 100·mean_x σ(θ + ψ γ_x).
 
-    Step 1 fits γ_x once, jointly over all models (:func:`instruction_difficulty`), unless
-    ``difficulty`` is given. Step 2 fits (θ, φ, ψ) for each model separately with γ fixed, using
-    soft labels (the judge's probability) and an L2 penalty whose strength is chosen per model by
-    cross-validation over folds of instructions, plus an extra penalty pulling φ towards the
-    judge's typical length slope φ₀. Because each model is fitted alone, adding a model leaves
+    Step 1 takes γ_x, the instruction difficulty: for a judge judgekit ships it for (a public
+    AlpacaEval annotator, :func:`load_difficulty`), the γ fitted on the public leaderboard;
+    otherwise one joint fit over all models of the data (:func:`instruction_difficulty`).
+    Step 2 fits (θ, φ, ψ) for each model separately with γ fixed, using soft labels (the
+    judge's probability) and an L2 penalty whose strength is chosen per model by cross-validation
+    over folds of instructions, plus an extra penalty pulling φ towards the judge's typical
+    length slope φ₀. Because each model is fitted alone, adding a model leaves
     the others' numbers unchanged once γ is fixed.
 
     Parameters
@@ -400,8 +411,14 @@ def lc_win_rates(
         ``len_a``/``len_b`` (characters unless you supply other units there).
     baseline : str, optional
         The reference model (inferred when one model takes part in every pair).
-    difficulty : InstructionDifficulty or mapping judge -> InstructionDifficulty, optional
-        A fixed γ (e.g. fitted on a larger leaderboard). Default: fitted here per judge.
+    difficulty : "auto", "fit", InstructionDifficulty or mapping judge -> InstructionDifficulty
+        Where γ comes from, per judge. ``"auto"`` (default): the γ judgekit ships for a judge of
+        that name (:func:`load_difficulty`; AlpacaEval's ``weighted_alpaca_eval_gpt4_turbo``)
+        when its baseline is this baseline and it covers every instruction, else fitted here.
+        ``"fit"`` (or None): always fitted here, jointly on the models of the data. Or a fixed γ
+        (e.g. fitted on a larger leaderboard). With one or a few models, a γ fitted here absorbs
+        part of their own outcomes: one AlpacaEval file fitted alone sits further from the
+        leaderboard than with the shipped γ (the numbers are in ``attrs``, below).
     l2 : "cv" or float
         L2 strength on θ, φ, ψ (a Gaussian prior precision on the scale of the summed loss), or
         ``"cv"``: chosen per model from ``l2_grid`` by ``n_folds``-fold cross-validation grouped by
@@ -443,9 +460,13 @@ def lc_win_rates(
         probabilities, not a sampling error; kept for comparison), ``ln_win_rate`` and
         ``lb_win_rate`` (:func:`length_normalized_win_rates`, :func:`length_balanced_win_rates`),
         the fitted terms ``theta``, ``phi``, ``psi``, ``length_scale`` (sd of Δlen), ``l2``,
-        ``length_penalty``, ``length_prior``, ``converged`` and ``formula``. A model none of
-        whose judgments is usable has a row of NaN (``n`` 0) and a
-        :class:`judgekit.exceptions.MetricWarning` names it.
+        ``length_penalty``, ``length_prior``, ``converged``, ``formula`` and ``difficulty``
+        (where γ came from: ``"shipped"``, ``"fitted"`` on the data, or ``"given"``). A model
+        none of whose judgments is usable has a row of NaN (``n`` 0) and a
+        :class:`judgekit.exceptions.MetricWarning` names it. ``attrs["judgekit_difficulty"]``
+        holds, per judge, the source, the number of models γ was fitted on and a ``note``; for
+        a shipped γ the note says how far single-file LC win rates sat from the published
+        leaderboard on models left out of its fit.
 
     Notes
     -----
@@ -485,8 +506,12 @@ def lc_win_rates(
         raise ValueError(f"length_penalty must be >= 0, got {length_penalty}")
     if n_boot < 0 or not 0 < ci < 1:
         raise ValueError("need n_boot >= 0 and 0 < ci < 1")
+    if isinstance(difficulty, str) and difficulty not in DIFFICULTY_CHOICES:
+        raise ValueError(f"difficulty must be one of {DIFFICULTY_CHOICES}, an "
+                         f"InstructionDifficulty or a mapping judge -> one; got {difficulty!r}")
     preps = prepare(judgments, pairs, baseline, preference=preference)
     frames = []
+    notes: dict[str, dict] = {}
     with single_threaded():
         for judge, prep in preps.items():
             warn_heavy_tails(prep.rows, judge)
@@ -500,17 +525,8 @@ def lc_win_rates(
             if prep.rows.empty:
                 frames.append(nan_rows)
                 continue
-            if difficulty is None:
-                diff = _fit_difficulty(prep, difficulty_l2, None, n_folds, seed)
-            elif isinstance(difficulty, InstructionDifficulty):
-                if len(preps) > 1:
-                    raise ValueError("judgments hold several judges; pass difficulty as a mapping "
-                                     "judge -> InstructionDifficulty")
-                diff = difficulty
-            else:
-                if judge not in difficulty:
-                    raise ValueError(f"difficulty has no entry for judge {judge!r}")
-                diff = difficulty[judge]
+            diff, how = resolve_difficulty(prep, difficulty, len(preps), difficulty_l2, n_folds, seed)
+            notes[judge] = difficulty_note(prep, diff, how)
             prior = diff.length_prior if length_prior is None else float(length_prior)
             design = _design(prep, diff.gamma)
             beta, lam_m, ok = _fit_models(prep, design, l2, l2_grid, length_penalty, prior,
@@ -547,7 +563,7 @@ def lc_win_rates(
                 "lb_win_rate": lb_.reindex(prep.models).to_numpy(),
                 "theta": beta[:, 0], "phi": beta[:, 1], "psi": beta[:, 2],
                 "length_scale": design["scale"], "l2": lam_m, "length_penalty": float(length_penalty),
-                "length_prior": prior, "converged": ok, "formula": FORMULA_NAME,
+                "length_prior": prior, "converged": ok, "formula": FORMULA_NAME, "difficulty": how,
             })
             base_len = rows.drop_duplicates("instruction")["len_baseline"].mean()
             ident = prep.identity
@@ -557,14 +573,15 @@ def lc_win_rates(
                 "lc_win_rate": 50.0, "lc_se": 0.0, "lc_ci_low": 50.0, "lc_ci_high": 50.0,
                 "sem_fitted": 0.0, "ln_win_rate": 50.0, "lb_win_rate": 50.0, "theta": 0.0, "phi": 0.0,
                 "psi": 0.0, "length_scale": np.nan, "l2": np.nan, "length_penalty": float(length_penalty),
-                "length_prior": prior, "converged": True, "formula": FORMULA_NAME,
+                "length_prior": prior, "converged": True, "formula": FORMULA_NAME, "difficulty": how,
             }
             frames.append(pd.concat([pd.DataFrame([base]), df] + ([nan_rows] if missing else []),
                                     ignore_index=True))
     out = pd.concat(frames, ignore_index=True).reindex(columns=_LC_COLUMNS)
     out = out.sort_values(["judge", "lc_win_rate"], ascending=[True, False], kind="stable",
-                          na_position="last")
-    return out.reset_index(drop=True)
+                          na_position="last").reset_index(drop=True)
+    out.attrs["judgekit_difficulty"] = notes
+    return out
 
 
 @stamped
