@@ -376,10 +376,11 @@ def render_html(board: pd.DataFrame) -> str:
 
 
 def save(board: pd.DataFrame, path: str | Path) -> Path:
-    """Write the scoreboard as CSV (the columns of :func:`build`)."""
-    path = Path(path)
-    board.to_csv(path, index=False)
-    return path
+    """Write the scoreboard as CSV (the columns of :func:`build`), safe to open in a spreadsheet
+    (a text cell that starts like a formula gets a leading apostrophe)."""
+    from judgekit._spreadsheet import write_csv
+
+    return write_csv(board, path)
 
 
 def to_json(board: pd.DataFrame) -> str:
