@@ -243,11 +243,10 @@ def load_calibrator(path: str | Path) -> Calibrator:
     >>> jk.load_calibrator(path).maps == cal.maps
     True
     """
+    from judgekit._jsonfile import parse_json
+
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err})") from err
+    data = parse_json(path.read_bytes(), path)
     try:
         return Calibrator.from_dict(data)
     except (KeyError, TypeError, ValueError) as err:
