@@ -14,6 +14,7 @@ import pytest
 
 import judgekit as jk
 from judgekit.cli import main
+from judgekit.sim.config import server_from_config
 
 DEEP = "[" * 100_000 + "]" * 100_000
 #: Real judgment files, beside the checkout like the data mirror (see conftest.py); read in place.
@@ -59,6 +60,7 @@ CASES = {
     "read_llmbar_results": ("MySet/evaluators/j/Vanilla/result.json", DEEP, jk.read_llmbar_results,
                             None),
     "load_calibrator": ("cal.json", DEEP, jk.load_calibrator, None),
+    "simulated server config": ("server.json", DEEP, server_from_config, None),
 }
 
 
