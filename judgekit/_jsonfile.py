@@ -42,7 +42,7 @@ def _loads(text: str, source: str) -> object:
         return json.loads(text)
     except RecursionError:
         raise ValueError(f"{source}: JSON nested too deeply to read (Python's parser stops near "
-                         "1000 levels); the file is damaged or not a judgment file") from None
+                         "1000 levels); the file is damaged, or was made to break parsers") from None
     except ValueError as err:
         raise ValueError(f"{source}: not valid JSON ({err})") from None
 
