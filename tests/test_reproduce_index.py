@@ -172,3 +172,9 @@ def test_end_to_end_over_a_hostile_report_folder(tmp_path, capfd):
     assert STATUS not in index and "ok&quot; onmouseover=" in index and CSP in index
     assert "notebooks/01_other.ipynb could not be read for the scoreboard" in index
     assert "00_tiny.ipynb" in index and (out / "notebooks" / "00_tiny.html").is_file()
+
+
+def test_the_report_pages_carry_the_audit_pages_policy():
+    pairs, judgments, _ = jk.simulate_judgments(30, seed=2)
+    audit_page = jk.audit(judgments, pairs, n_boot=0, lc_boot=0).to_html(standalone=True)
+    assert CSP in audit_page  # the same policy, written the same way, on both kinds of page
