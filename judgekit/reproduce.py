@@ -12,10 +12,10 @@ keeps the others' (``runs.json`` records every notebook run there). That folder 
 or prepared by someone else, so what is read back from it is checked and escaped: an entry or
 executed notebook that cannot be read is named on the first page instead of stopping the report,
 paths are derived from the notebook's name (never taken from ``runs.json``), and the pages carry
-a content security policy that forbids scripts. Files are written through temporary files and a
-symbolic link where a folder of the report belongs is refused (:mod:`judgekit._safewrite`). The kernels' own log lines
-go to ``logs/NN_title.log``, not to the terminal; progress bars (widgets in a live notebook) are
-written into the static pages as the text of their final state.
+a content security policy that forbids scripts. Files are written through temporary files, and
+a symbolic link where a folder of the report belongs is refused (:mod:`judgekit._safewrite`).
+The kernels' own log lines go to ``logs/NN_title.log``, not to the terminal; progress bars
+(widgets in a live notebook) are written into the static pages as the text of their final state.
 """
 
 from __future__ import annotations
