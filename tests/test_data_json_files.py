@@ -147,3 +147,28 @@ def test_a_json_list_where_one_value_belongs_is_named(tmp_path):
         jk.read_any(path)
     with pytest.raises(ValueError, match="column 'prompt' holds a JSON list in row 1"):
         jk.split_tables(pd.DataFrame([{**_row(1), "prompt": ["a"]}]), name="the table")
+
+
+def test_the_simulated_batch_endpoint_reads_one_request_per_line(tmp_path):
+    """jk.SimServer's Batch API took a batch input file apart with str.splitlines() too."""
+    import time
+
+    from openai import OpenAI
+
+    with jk.SimServer(pairs=jk.simulate_pairs(4, seed=3), batch_delay=0.05) as url:
+        client = OpenAI(base_url=url, api_key="sk-test")
+        body = {"model": "sim", "messages": [{"role": "user", "content": "one\u2028two\u2029three"}]}
+        lines = [json.dumps({"custom_id": f"r{i}", "method": "POST", "url": "/v1/chat/completions",
+                             "body": body}, ensure_ascii=False) for i in range(3)]
+        upload = client.files.create(file=("in.jsonl", "\n".join(lines).encode()), purpose="batch")
+        batch = client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions",
+                                      completion_window="24h")
+        for _ in range(400):
+            batch = client.batches.retrieve(batch.id)
+            if batch.status in ("completed", "failed"):
+                break
+            time.sleep(0.05)
+        ids = [json.loads(line)["custom_id"]
+               for fid in (batch.output_file_id, batch.error_file_id) if fid
+               for line in client.files.content(fid).text.split("\n") if line]
+    assert batch.request_counts.total == 3 and sorted(ids) == ["r0", "r1", "r2"]
