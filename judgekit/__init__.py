@@ -28,8 +28,8 @@ from judgekit.published import published as published
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "judgekit.exceptions": (
         "CacheError", "CacheWarning", "ConvergenceWarning", "DataFileError", "JudgeConnectionError",
-        "MetricWarning", "MissingDataWarning", "NonRandomLabelsError", "UnsafePickleError",
-        "UnverifiedDataWarning",
+        "MetricWarning", "MissingDataWarning", "NonRandomLabelsError", "OutputPathError",
+        "UnsafePickleError", "UnverifiedDataWarning",
     ),
     "judgekit.schema": (
         "JUDGMENT_COLUMNS", "JUDGMENT_REQUIRED", "LABELS", "ORDERS", "PAIR_COLUMNS",

@@ -98,7 +98,7 @@ def _audit(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from judgekit.exceptions import DataFileError
+    from judgekit.exceptions import DataFileError, OutputPathError
 
     start = time.perf_counter()
     path = Path(args.file)
@@ -131,10 +131,18 @@ def _audit(args: argparse.Namespace) -> int:
             TypeError, KeyError, UnicodeDecodeError, json.JSONDecodeError) as err:
         return fail(str(err).strip("'\""), 2)
     try:
+        from judgekit.auditing.core import report_folder
+
+        report_folder(args.out).close()  # a linked charts/ or tables/ is refused before the work
         report = audit(judgments, pairs, judge=args.judge, baseline=args.baseline,
                        n_boot=args.n_boot, lc_boot=args.lc_boot, progress=progress,
                        source=f"{path} ({fmt})")
         page = report.save(args.out, progress=progress)
+    except OutputPathError as err:  # about the output folder, not the input file
+        if args.traceback:
+            raise
+        print(f"judgekit audit: {err.strerror}", file=sys.stderr, flush=True)
+        return 2
     except (ValueError, TypeError, FileNotFoundError) as err:
         if args.traceback:
             raise

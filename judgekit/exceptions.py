@@ -13,6 +13,9 @@ Errors
   table of errors.
 - :class:`CacheError` (an :class:`OSError`): the judge cache file cannot be opened, read or
   written. The message names the file and the fix.
+- :class:`OutputPathError` (an :class:`OSError`): a report cannot be written because a name
+  inside its output folder is a symbolic link (judgekit never writes behind one) or a folder
+  where a file belongs. The message names the path and the fix.
 - :class:`NonRandomLabelsError` (a :class:`ValueError`): the human labels do not look like a
   random sample of the pairs, so estimates from them would be biased. The message names the
   judge, the covariates that differ and the fixes (sampling probabilities or strata).
@@ -41,6 +44,7 @@ __all__ = [
     "MetricWarning",
     "MissingDataWarning",
     "NonRandomLabelsError",
+    "OutputPathError",
     "UnsafePickleError",
     "UnverifiedDataWarning",
 ]
@@ -60,6 +64,11 @@ class JudgeConnectionError(OSError):
 
 class CacheError(OSError):
     """The judge cache file cannot be opened, read or written."""
+
+
+class OutputPathError(OSError):
+    """A report file cannot be written where it belongs: a folder inside the output folder is a
+    symbolic link (refused, never followed), or a folder stands where a file belongs."""
 
 
 class NonRandomLabelsError(ValueError):

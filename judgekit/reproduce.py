@@ -8,9 +8,14 @@ gallery. Charts shown through :func:`judgekit.viz.setup`'s renderer carry a PNG 
 Vega spec; those PNGs are what the report collects, so the report opens offline in any browser.
 
 A run of some notebooks (``only=``) into an existing report folder replaces their entries and
-keeps the others' (``runs.json`` records every notebook run there). The kernels' own log lines
-go to ``logs/NN_title.log``, not to the terminal; progress bars (widgets in a live notebook) are
-written into the static pages as the text of their final state.
+keeps the others' (``runs.json`` records every notebook run there). That folder may be damaged,
+or prepared by someone else, so what is read back from it is checked and escaped: an entry or
+executed notebook that cannot be read is named on the first page instead of stopping the report,
+paths are derived from the notebook's name (never taken from ``runs.json``), and the pages carry
+a content security policy that forbids scripts. Files are written through temporary files, and
+a symbolic link where a folder of the report belongs is refused (:mod:`judgekit._safewrite`).
+The kernels' own log lines go to ``logs/NN_title.log``, not to the terminal; progress bars
+(widgets in a live notebook) are written into the static pages as the text of their final state.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 import os
 import platform
 import re
@@ -30,9 +36,19 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from judgekit._safewrite import OutputFolder
+from judgekit.exceptions import OutputPathError
+
 __all__ = ["find_notebooks", "reproduce"]
 
 _NAME = re.compile(r"^(\d{2})_[\w-]+\.ipynb$")
+_FIGURE_PNG = re.compile(r"^figures/(\d{2}_[\w-]+)/fig-\d{2,}-[a-z0-9-]+\.png$")
+#: The folders of a report; a link in the place of one is refused before anything runs.
+_FOLDERS = ("notebooks", "figures", "logs")
+#: The page's style for each status judgekit writes; any other text is shown unstyled.
+_STATUS_CLASS = {"ok": "ok", "failed": "failed"}
+#: The audit page's policy: the report runs no script, so it allows none.
+_CSP = "<meta http-equiv=\"Content-Security-Policy\" content=\"script-src 'none'; object-src 'none'\">"
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _FIGURE_KEY = "judgekit_figure"
 
@@ -67,17 +83,43 @@ class _Run:
                 "figures": [{"index": f.index, "title": f.title, "png": rel(f.path)} for f in self.figures]}
 
     @classmethod
-    def from_json(cls, entry: dict, out: Path) -> _Run:
-        def path(p: str | None) -> Path | None:
-            return out / p if p else None
-
-        run = cls(path=Path(entry["notebook"]), title=entry.get("title", ""),
-                  status=entry.get("status", "not run"), seconds=float(entry.get("seconds", 0.0)),
-                  error=entry.get("error", ""), html=path(entry.get("html")),
-                  ipynb=path(entry.get("ipynb")), smoke=bool(entry.get("smoke", False)))
-        stem = Path(entry["notebook"]).stem
-        run.figures = [_Figure(stem, f["index"], f["title"], out / f["png"])
-                       for f in entry.get("figures", []) if (out / f["png"]).is_file()]
+    def from_json(cls, entry: object, out: Path) -> _Run:
+        """An entry of ``runs.json``, checked (the file may be damaged, or written by someone
+        else): a ValueError says what is wrong. Its paths follow from the notebook's name."""
+        if not isinstance(entry, dict):
+            raise ValueError(f"expected an object, got {str(entry)[:80]!r}")
+        name = entry.get("notebook")
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ValueError(f"'notebook' is {str(name)[:80]!r}, not a name like NN_title.ipynb")
+        texts = {}
+        for key, default in (("title", ""), ("status", "not run"), ("error", "")):
+            texts[key] = entry.get(key, default)
+            if not isinstance(texts[key], str):
+                raise ValueError(f"{name}: {key!r} is {str(texts[key])[:80]!r}, not a text")
+        seconds = entry.get("seconds", 0.0)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+                or not math.isfinite(seconds):
+            raise ValueError(f"{name}: 'seconds' is {str(seconds)[:80]!r}, not a number")
+        stem = name.removesuffix(".ipynb")
+        folder = out / "notebooks"
+        run = cls(path=Path(name), title=texts["title"], status=texts["status"],
+                  seconds=float(seconds), error=texts["error"],
+                  html=folder / f"{stem}.html" if entry.get("html") else None,
+                  ipynb=folder / f"{stem}.ipynb" if entry.get("ipynb") else None,
+                  smoke=entry.get("smoke") is True)
+        figures = entry.get("figures", [])
+        if not isinstance(figures, list):
+            raise ValueError(f"{name}: 'figures' is not a list")
+        for f in figures:
+            index = f.get("index") if isinstance(f, dict) else None
+            png = f.get("png") if isinstance(f, dict) else None
+            found = _FIGURE_PNG.match(png) if isinstance(png, str) else None
+            if (not isinstance(index, int) or isinstance(index, bool) or not isinstance(f.get("title"), str)
+                    or found is None or found.group(1) != stem):
+                raise ValueError(f"{name}: a figure is not {{index, title, png: figures/{stem}/fig-NN-"
+                                 f"title.png}} ({str(f)[:80]!r})")
+            if (out / png).is_file():
+                run.figures.append(_Figure(stem, index, f["title"], out / png))
         return run
 
 
@@ -197,12 +239,12 @@ def _finish_widgets(nb) -> None:
     nb.metadata.pop("widgets", None)
 
 
-def _collect_figures(nb, stem: str, folder: Path) -> list[_Figure]:
+def _collect_figures(nb, stem: str, out: OutputFolder) -> list[_Figure]:
     """Write every PNG output as a file; widgets become their final text (the report is static)."""
     figures: list[_Figure] = []
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("fig-*.png"):  # from an earlier run of this notebook
-        stale.unlink()
+    folder = f"figures/{stem}"
+    out.makedirs(folder)
+    out.remove(folder, "fig-*.png")  # from an earlier run of this notebook
     _finish_widgets(nb)
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -213,9 +255,9 @@ def _collect_figures(nb, stem: str, folder: Path) -> list[_Figure]:
                 continue
             title = output.get("metadata", {}).get(_FIGURE_KEY, {}).get("title", "")
             index = len(figures) + 1
-            path = folder / f"fig-{index:02d}-{_slug(title)}.png"
             payload = data["image/png"]
-            path.write_bytes(base64.b64decode(payload if isinstance(payload, str) else "".join(payload)))
+            path = out.write(f"{folder}/fig-{index:02d}-{_slug(title)}.png",
+                             base64.b64decode(payload if isinstance(payload, str) else "".join(payload)))
             figures.append(_Figure(stem, index, title or f"Figure {index}", path))
     return figures
 
@@ -233,7 +275,8 @@ def _offline(page: str) -> str:
     return _REMOTE_SCRIPT.sub("<!-- a script from the network, left out: the report works offline -->", page)
 
 
-def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_name: str) -> None:
+def _execute(run: _Run, out: OutputFolder, *, timeout: int, env: dict[str, str],
+             kernel_name: str) -> None:
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
@@ -243,6 +286,9 @@ def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_
     run.title = _title_of(nb) or run.path.stem
     from jupyter_client.manager import KernelManager
 
+    # the kernel's own log lines (e.g. its transport warning) go to a file, not between the
+    # progress lines of the terminal
+    log = out.open_text(f"logs/{run.path.stem}.log")
     # The kernel talks over Unix sockets in a private folder, not TCP ports: a TCP port chosen
     # free can be taken by another process's kernel before ours binds it (the client then waits
     # for a kernel that never hears it), and local TCP is unencrypted.
@@ -254,11 +300,6 @@ def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_
         resources={"metadata": {"path": str(run.path.parent)}}, record_timing=False,
     )
     start = time.perf_counter()
-    logs = out / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    # the kernel's own log lines (e.g. its transport warning) go to a file, not between the
-    # progress lines of the terminal
-    log = (logs / f"{run.path.stem}.log").open("w", encoding="utf-8")
     try:
         client.execute(env=env, stdout=log, stderr=log)
         run.status = "ok"
@@ -278,16 +319,11 @@ def _execute(run: _Run, out: Path, *, timeout: int, env: dict[str, str], kernel_
     run.smoke = env.get("JUDGEKIT_SMOKE", "").strip().lower() in {"1", "true", "yes"}
 
     stem = run.path.stem
-    run.figures = _collect_figures(nb, stem, out / "figures" / stem)
-    folder = out / "notebooks"
-    folder.mkdir(parents=True, exist_ok=True)
-    run.ipynb = folder / f"{stem}.ipynb"
-    nbformat.write(nb, run.ipynb)
+    run.figures = _collect_figures(nb, stem, out)
+    run.ipynb = out.write(f"notebooks/{stem}.ipynb", nbformat.writes(nb))
     exporter = HTMLExporter(template_name="lab")
     body, _ = exporter.from_notebook_node(nb)
-    body = _offline(body)
-    run.html = folder / f"{stem}.html"
-    run.html.write_text(body, encoding="utf-8")
+    run.html = out.write(f"notebooks/{stem}.html", _offline(body))
 
 
 _CSS = """
@@ -311,8 +347,9 @@ code{background:#f3f3f3;padding:0 .25em;border-radius:3px}
 
 
 def _page(title: str, body: str) -> str:
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}'
-            f"</title>\n<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n")
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">{_CSP}'
+            f"<title>{html.escape(title)}</title>\n<style>{_CSS}</style></head><body>\n{body}\n"
+            "</body></html>\n")
 
 
 def _meta(runs: list[_Run], seconds: float) -> str:
@@ -330,28 +367,39 @@ def _meta(runs: list[_Run], seconds: float) -> str:
             f" · this run {seconds:.0f} s</p>")
 
 
-def _index(runs: list[_Run], out: Path, *, seconds: float) -> Path:
+def _index(runs: list[_Run], out: Path, folder: OutputFolder, *, seconds: float,
+           problems: list[str]) -> Path:
     from judgekit import scoreboard
+    from judgekit._spreadsheet import csv_text
 
     def rel(p: Path | None) -> str:
         return html.escape(p.relative_to(out).as_posix()) if p is not None else ""
 
+    executed = [r.ipynb for r in runs if r.ipynb is not None and r.ipynb.is_file()]
+    links = {r.ipynb.stem: rel(r.html) for r in runs if r.ipynb is not None and r.html is not None}
+    unreadable: dict[str, str] = {}
+    board = scoreboard.build(executed, links, unreadable=unreadable)
+    problems = problems + [
+        f"{Path(p).relative_to(out).as_posix()} could not be read for the scoreboard, so its "
+        f"numbers are missing: {why.replace(str(out) + os.sep, '')}" for p, why in unreadable.items()]
+
     rows = []
     for run in runs:
-        status = f'<span class="{run.status}">{html.escape(run.status)}</span>'
+        status = f'<span class="{_STATUS_CLASS.get(run.status, "na")}">{html.escape(run.status)}</span>'
         if run.error:
             status += f'<div class="err">{html.escape(run.error)}</div>'
-        links = []
+        links_out = []
         if run.html:
-            links.append(f'<a href="{rel(run.html)}">rendered</a>')
+            links_out.append(f'<a href="{rel(run.html)}">rendered</a>')
         if run.ipynb:
-            links.append(f'<a href="{rel(run.ipynb)}">executed .ipynb</a>')
+            links_out.append(f'<a href="{rel(run.ipynb)}">executed .ipynb</a>')
         if run.figures:
-            links.append(f'<a href="figures.html#{html.escape(run.path.stem)}">{len(run.figures)} figure(s)</a>')
+            links_out.append(f'<a href="figures.html#{html.escape(run.path.stem)}">'
+                             f"{len(run.figures)} figure(s)</a>")
         rows.append(
             f"<tr><td><code>{html.escape(run.path.name)}</code></td><td>{html.escape(run.title)}</td>"
             f"<td>{status}</td><td>{run.seconds:.1f} s{' (smoke)' if run.smoke else ''}</td>"
-            f"<td>{' · '.join(links)}</td></tr>"
+            f"<td>{' · '.join(links_out)}</td></tr>"
         )
     galleries = []
     for run in runs:
@@ -368,51 +416,76 @@ def _index(runs: list[_Run], out: Path, *, seconds: float) -> Path:
             f'{html.escape(run.title)}{link}</h3><div class="gallery">{items}</div>'
         )
     meta = _meta(runs, seconds)
+    damaged = ("<h2>Not read</h2>\n<ul class=\"err\">"
+               + "".join(f"<li>{html.escape(p)}</li>" for p in problems) + "</ul>\n"
+               if problems else "")
 
-    executed = [r.ipynb for r in runs if r.ipynb is not None and r.ipynb.is_file()]
-    links = {r.ipynb.stem: rel(r.html) for r in runs if r.ipynb is not None and r.html is not None}
-    board = scoreboard.build(executed, links)
-    scoreboard.save(board, out / "scoreboard.csv")
+    folder.write("scoreboard.csv", csv_text(board))
     index = _page("judgekit report", (
         "<h1>judgekit: reproduction scoreboard</h1>\n" + meta + "\n"
         "<p>Every number below was printed in one of the five reference papers and recomputed by a "
         "notebook of the series; the paper's value comes from <code>judgekit.published</code>, "
         "judgekit's from the executed notebook. Follow a section link for the computation, the "
         "figure and the discussion.</p>\n"
+        + damaged
         + scoreboard.render_html(board)
         + "\n<h2>Notebooks</h2>\n<table><tr><th>file</th><th>title</th><th>status</th><th>time</th>"
         f"<th>output</th></tr>{''.join(rows)}</table>\n"
         '<p>All figures: <a href="figures.html">figures.html</a>.</p>'))
-    path = out / "index.html"
-    path.write_text(index, encoding="utf-8")
-    (out / "figures.html").write_text(_page("judgekit figures", (
+    path = folder.write("index.html", index)
+    folder.write("figures.html", _page("judgekit figures", (
         '<h1>judgekit report: figures</h1>\n' + meta + '\n<p><a href="index.html">scoreboard and '
-        "notebooks</a></p>\n" + ("".join(galleries) or "<p>No figures.</p>"))), encoding="utf-8")
+        "notebooks</a></p>\n" + ("".join(galleries) or "<p>No figures.</p>"))))
     manifest = [
-        {"notebook": f.notebook, "index": f.index, "title": f.title, "png": rel(f.path)}
+        {"notebook": f.notebook, "index": f.index, "title": f.title, "png": f.path.relative_to(out).as_posix()}
         for run in runs for f in run.figures
     ]
-    (out / "figures.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    folder.write("figures.json", json.dumps(manifest, indent=1))
     return path
 
 
-def _merge_runs(out: Path, runs: list[_Run]) -> list[_Run]:
-    """This run's notebooks, plus those an earlier run wrote into ``out`` (by file name)."""
+def _merge_runs(out: Path, runs: list[_Run], folder: OutputFolder) -> tuple[list[_Run], list[str]]:
+    """This run's notebooks, plus those an earlier run wrote into ``out`` (by file name), and a
+    sentence for each part of ``runs.json`` that could not be read (those parts are left out)."""
+    from judgekit._jsonfile import parse_json
+
     manifest = out / "runs.json"
     merged: dict[str, _Run] = {}
+    problems: list[str] = []
+    entries: list = []
     if manifest.is_file():
         try:
-            for entry in json.loads(manifest.read_text(encoding="utf-8")):
-                earlier = _Run.from_json(entry, out)
-                if earlier.ipynb is not None and earlier.ipynb.is_file():
-                    merged[earlier.path.name] = earlier
-        except (ValueError, KeyError, TypeError):
-            merged = {}  # a damaged manifest: list what this run made
+            entries = parse_json(manifest.read_bytes(), "runs.json")
+            if not isinstance(entries, list):
+                raise ValueError(f"expected a list of entries, got a JSON {type(entries).__name__}")
+        except (OSError, ValueError) as err:
+            entries = []
+            problems.append(f"runs.json could not be read: {str(err).removeprefix('runs.json: ')}; "
+                            "notebooks of earlier runs into this folder are not listed")
+    for i, entry in enumerate(entries, start=1):
+        try:
+            earlier = _Run.from_json(entry, out)
+        except ValueError as err:
+            problems.append(f"entry {i} of runs.json could not be read, so it is left out: {err}")
+            continue
+        if earlier.ipynb is not None and earlier.ipynb.is_file():
+            merged[earlier.path.name] = earlier
     for run in runs:
         merged[run.path.name] = run
     result = [merged[name] for name in sorted(merged)]
-    manifest.write_text(json.dumps([r.to_json(out) for r in result], indent=1), encoding="utf-8")
-    return result
+    folder.write("runs.json", json.dumps([r.to_json(out) for r in result], indent=1))
+    return result, problems
+
+
+def _write_report(out: Path, runs: list[_Run], *, seconds: float) -> Path:
+    """Merge this run's notebooks with the earlier entries of ``out`` and write the pages."""
+    with OutputFolder(out) as folder:
+        for name in _FOLDERS:
+            folder.makedirs(name)
+        merged, problems = _merge_runs(out, runs, folder)
+        for problem in problems:
+            print(f"judgekit reproduce: {problem}", file=sys.stderr, flush=True)
+        return _index(merged, out, folder, seconds=seconds, problems=problems)
 
 
 def reproduce(
@@ -466,7 +539,14 @@ def reproduce(
         print("judgekit reproduce: no numbered notebooks found", file=sys.stderr)
         return 2
     out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    folder = OutputFolder(out)
+    try:
+        for name in _FOLDERS:  # before hours of notebooks, not after
+            folder.makedirs(name)
+    except OutputPathError as err:
+        folder.close()
+        print(f"judgekit reproduce: {err.strerror}", file=sys.stderr)
+        return 2
     env = dict(os.environ)
     if smoke:
         env["JUDGEKIT_SMOKE"] = "1"
@@ -475,12 +555,20 @@ def reproduce(
     start = time.perf_counter()
     print(f"judgekit reproduce: {len(runs)} notebook(s) -> {out} "
           f"({'smoke' if smoke_mode else 'full'} mode)", flush=True)
-    for i, run in enumerate(runs, 1):
-        print(f"[{i}/{len(runs)}] {run.path.name} ...", end=" ", flush=True)
-        _execute(run, out, timeout=timeout, env=env, kernel_name=kernel_name)
-        print(f"{run.status} in {run.seconds:.1f} s, {len(run.figures)} figure(s)"
-              + (f"\n      {run.error}" if run.error else ""), flush=True)
-    index = _index(_merge_runs(out, runs), out, seconds=time.perf_counter() - start)
+    with folder:
+        for i, run in enumerate(runs, 1):
+            print(f"[{i}/{len(runs)}] {run.path.name} ...", end=" ", flush=True)
+            try:
+                _execute(run, folder, timeout=timeout, env=env, kernel_name=kernel_name)
+            except OutputPathError as err:  # a link put into the folder while the series ran
+                run.status, run.error = "failed", err.strerror
+            print(f"{run.status} in {run.seconds:.1f} s, {len(run.figures)} figure(s)"
+                  + (f"\n      {run.error}" if run.error else ""), flush=True)
+    try:
+        index = _write_report(out, runs, seconds=time.perf_counter() - start)
+    except OutputPathError as err:
+        print(f"judgekit reproduce: {err.strerror}", file=sys.stderr)
+        return 2
     failed = [r.path.name for r in runs if r.status != "ok"]
     print(f"report: {index}" + (f"\nfailed: {', '.join(failed)}" if failed else ""), flush=True)
     return 1 if failed else 0

@@ -375,6 +375,48 @@ def _heading_anchor(text: str) -> str:
     return html.unescape(found.group(1)) if found else ""
 
 
+def _read_notebook(path: Path):
+    """An executed notebook, or a ValueError naming the file (it may be damaged: cut off by a full
+    disk, or not a notebook at all)."""
+    import nbformat
+
+    from judgekit._jsonfile import parse_json
+
+    data = path.read_bytes()
+    try:
+        return nbformat.reads(data.decode("utf-8"), as_version=4)
+    except Exception as err:  # nbformat raises its own classes for each way a file is wrong
+        parse_json(data, path)  # the clearer message when the JSON itself is the problem
+        raise ValueError(f"{path}: not a notebook ({type(err).__name__}: {err})") from None
+
+
+_TEXT_FIELDS = ("paper", "item", "source", "note", "kind", "how", "reason")
+_NUMBER_FIELDS = ("published", "judgekit", "difference", "tolerance")
+
+
+def _record(record: object, path: Path) -> dict[str, Any]:
+    """One scoreboard record of a notebook, checked: texts are texts, numbers numbers."""
+    if not isinstance(record, Mapping):
+        raise ValueError(f"{path}: a scoreboard record is not an object ({str(record)[:80]!r})")
+    if "kind" not in record:  # recorded before rows had a kind
+        status = record.get("status")
+        record = {**record, "kind": "recomputed" if status == "recomputed" else "not reproducible"}
+    row: dict[str, Any] = {}
+    for key in COLUMNS:
+        value = record.get(key)
+        if key in _TEXT_FIELDS:
+            ok, kept = value is None or isinstance(value, str), value or ""
+        elif key in _NUMBER_FIELDS:
+            ok = value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+            kept = math.nan if value is None or not ok else float(value)
+        else:  # agrees
+            ok, kept = value is None or isinstance(value, bool), value
+        if not ok:
+            raise ValueError(f"{path}: scoreboard record field {key!r} is {str(value)[:80]!r}")
+        row[key] = kept
+    return row
+
+
 def collect(notebook: str | Path, link: str | None = None) -> pd.DataFrame:
     """The scoreboard records of one executed notebook, with the section each came from.
 
@@ -389,36 +431,39 @@ def collect(notebook: str | Path, link: str | None = None) -> pd.DataFrame:
     -------
     DataFrame
         :data:`COLUMNS` plus ``notebook``, ``section`` and ``link`` (page#anchor).
-    """
-    import nbformat
 
+    Raises
+    ------
+    ValueError
+        Naming the file, when it is not a readable notebook or a record in it is malformed.
+    """
     path = Path(notebook)
-    nb = nbformat.read(path, as_version=4)
+    nb = _read_notebook(path)
     page = link if link is not None else path.with_suffix(".html").name
     section, anchor = "", ""
     rows: list[dict[str, Any]] = []
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for line in cell.source.splitlines():
-                match = re.match(r"^(#{1,6})\s+(.*\S)\s*$", line)
-                if match:
-                    section = match.group(2)
-                    anchor = _heading_anchor(section)
-            continue
-        if cell.cell_type != "code":
-            continue
-        for output in cell.get("outputs", []):
-            for record in output.get("metadata", {}).get(METADATA_KEY, []) or []:
-                record = dict(record)
-                if "kind" not in record:  # recorded before rows had a kind
-                    status = record.pop("status", "")
-                    record["kind"] = "recomputed" if status == "recomputed" else "not reproducible"
-                rows.append({**record, "notebook": path.stem, "section": section,
-                             "link": f"{page}#{anchor}" if anchor else page})
+    try:
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                for line in cell.source.splitlines():
+                    match = re.match(r"^(#{1,6})\s+(.*\S)\s*$", line)
+                    if match:
+                        section = match.group(2)
+                        anchor = _heading_anchor(section)
+                continue
+            if cell.cell_type != "code":
+                continue
+            for output in cell.get("outputs", []):
+                for record in output.get("metadata", {}).get(METADATA_KEY, []) or []:
+                    rows.append({**_record(record, path), "notebook": path.stem, "section": section,
+                                 "link": f"{page}#{anchor}" if anchor else page})
+    except (AttributeError, TypeError) as err:  # valid JSON, but not laid out as a notebook
+        raise ValueError(f"{path}: not laid out as a notebook ({type(err).__name__}: {err})") from None
     return pd.DataFrame(rows, columns=[*COLUMNS, "notebook", "section", "link"])
 
 
-def build(notebooks: Iterable[str | Path], links: Mapping[str, str] | None = None) -> pd.DataFrame:
+def build(notebooks: Iterable[str | Path], links: Mapping[str, str] | None = None, *,
+          unreadable: dict[str, str] | None = None) -> pd.DataFrame:
     """The scoreboard of a set of executed notebooks: one row per published number, by paper.
 
     Parameters
@@ -427,6 +472,9 @@ def build(notebooks: Iterable[str | Path], links: Mapping[str, str] | None = Non
         Executed notebooks.
     links : mapping, optional
         Notebook stem -> the page its section links point into.
+    unreadable : dict, optional
+        When given, a notebook that cannot be read is left out and recorded here (its path ->
+        why) instead of raising.
 
     Returns
     -------
@@ -436,7 +484,14 @@ def build(notebooks: Iterable[str | Path], links: Mapping[str, str] | None = Non
         recording is kept.
     """
     links = dict(links or {})
-    frames = [collect(p, links.get(Path(p).stem)) for p in notebooks]
+    frames = []
+    for p in notebooks:
+        try:
+            frames.append(collect(p, links.get(Path(p).stem)))
+        except (OSError, ValueError) as err:
+            if unreadable is None:
+                raise
+            unreadable[str(p)] = str(err)
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(columns=[*COLUMNS, "notebook", "section", "link"])
@@ -532,10 +587,11 @@ def render_html(board: pd.DataFrame) -> str:
 
 
 def save(board: pd.DataFrame, path: str | Path) -> Path:
-    """Write the scoreboard as CSV (the columns of :func:`build`)."""
-    path = Path(path)
-    board.to_csv(path, index=False)
-    return path
+    """Write the scoreboard as CSV (the columns of :func:`build`), safe to open in a spreadsheet
+    (a text cell that starts like a formula gets a leading apostrophe)."""
+    from judgekit._spreadsheet import write_csv
+
+    return write_csv(board, path)
 
 
 def to_json(board: pd.DataFrame) -> str:

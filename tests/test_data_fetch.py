@@ -137,6 +137,23 @@ def test_trust_on_first_use_records_and_then_verifies(env, server):
         assert fetch.read_bytes(entry, progress=False) == data
 
 
+def test_the_first_use_record_is_not_written_through_a_link(env, server, tmp_path):
+    root, base = server
+    data = b"another file without a published checksum"
+    (root / "tofu2.json").write_bytes(data)
+    entry = _entry(f"{base}/tofu2.json", data, known=False, path="z/tofu2.json")
+    cached = env[1] / "data" / entry.key
+    cached.parent.mkdir(parents=True)
+    mine = tmp_path / "mine.txt"
+    mine.write_text("the user's file")
+    (cached.parent / (cached.name + ".sha256.tmp")).symlink_to(mine)  # the old fixed temp name
+    with pytest.warns(jk.UnverifiedDataWarning, match="trusting this first download"):
+        assert fetch.read_bytes(entry, progress=False) == data
+    assert mine.read_text() == "the user's file"
+    record = cached.with_name(cached.name + ".sha256")
+    assert not record.is_symlink() and record.read_text().split()[0] == hashlib.sha256(data).hexdigest()
+
+
 def test_no_network_error_names_file_url_and_fix(env):
     data = b"never served"
     url = f"http://127.0.0.1:{_closed_port()}/missing.json"

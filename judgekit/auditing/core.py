@@ -198,6 +198,11 @@ class Audit:
         """Write the report: ``index.html`` (a standalone page that needs no network and runs
         no script), ``charts/*.png`` and ``tables/*.csv``.
 
+        The CSV tables are safe to open in a spreadsheet: a text cell that starts like a formula
+        (``=``, ``+``, ``-``, ``@``) is written with a leading apostrophe. Files are written
+        through temporary files, so a symbolic link found at ``index.html`` is replaced, never
+        written through.
+
         Parameters
         ----------
         directory : str or Path
@@ -210,6 +215,12 @@ class Audit:
         Path
             The page, ``<directory>/index.html``.
 
+        Raises
+        ------
+        judgekit.exceptions.OutputPathError
+            When ``charts`` or ``tables`` inside ``directory`` is a symbolic link (judgekit
+            neither writes behind it nor deletes files there), before anything is written.
+
         Examples
         --------
         >>> import tempfile, judgekit as jk
@@ -218,22 +229,36 @@ class Audit:
         >>> page.name, sorted(p.name for p in (page.parent / "tables").iterdir())[:2]
         ('index.html', ['accuracy-accuracy.csv', 'accuracy-length_bias.csv'])
         """
+        from judgekit._spreadsheet import csv_text
         from judgekit.auditing.html import chart_file, table_file
 
-        out = Path(directory)
-        (out / "charts").mkdir(parents=True, exist_ok=True)
-        (out / "tables").mkdir(parents=True, exist_ok=True)
-        for stale in [*(out / "charts").glob("*.png"), *(out / "tables").glob("*.csv")]:
-            stale.unlink()
-        charts = [(s.key, name) for s in self.sections.values() for name in s.charts]
-        for key, name in _progress(charts, progress, "charts"):
-            (out / chart_file(key, name)).write_bytes(self.png(key, name))
-        for s in self.sections.values():
-            for name, table in s.tables.items():
-                table.to_csv(out / table_file(s.key, name), index=False)
-        page = out / "index.html"
-        page.write_text(self.to_html(standalone=True, images="files"), encoding="utf-8")
+        with report_folder(directory) as out:
+            out.remove("charts", "*.png")
+            out.remove("tables", "*.csv")
+            charts = [(s.key, name) for s in self.sections.values() for name in s.charts]
+            for key, name in _progress(charts, progress, "charts"):
+                out.write(chart_file(key, name), self.png(key, name))
+            for s in self.sections.values():
+                for name, table in s.tables.items():
+                    out.write(table_file(s.key, name), csv_text(table))
+            page = out.write("index.html", self.to_html(standalone=True, images="files"))
         return page
+
+
+def report_folder(directory: str | Path):
+    """The folder a report is saved into, with its ``charts`` and ``tables`` folders made; a
+    link in their place is refused here, before anything is written (the command line checks
+    this before it computes the audit)."""
+    from judgekit._safewrite import OutputFolder
+
+    out = OutputFolder(directory)
+    try:
+        out.makedirs("charts")
+        out.makedirs("tables")
+    except BaseException:
+        out.close()
+        raise
+    return out
 
 
 def _progress(items: list, enabled: bool, what: str):

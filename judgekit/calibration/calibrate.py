@@ -204,12 +204,11 @@ class Calibrator:
                    info=dict(data.get("info", {})))
 
     def save(self, path: str | Path) -> Path:
-        """Write the calibrator as JSON (written to a temporary file, then renamed)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        """Write the calibrator as JSON (written to a temporary file, then renamed; a link at
+        ``path`` is replaced, never written through)."""
+        from judgekit._safewrite import write_file
+
+        return write_file(path, json.dumps(self.to_dict(), indent=1, allow_nan=False))
 
     def __repr__(self) -> str:
         return f"Calibrator(method={self.method!r}, judges={self.judges})"
@@ -244,11 +243,10 @@ def load_calibrator(path: str | Path) -> Calibrator:
     >>> jk.load_calibrator(path).maps == cal.maps
     True
     """
+    from judgekit._jsonfile import parse_json
+
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err})") from err
+    data = parse_json(path.read_bytes(), path)
     try:
         return Calibrator.from_dict(data)
     except (KeyError, TypeError, ValueError) as err:

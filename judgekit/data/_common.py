@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from judgekit._jsonfile import parse_json, parse_jsonl
 from judgekit.data.fetch import DataFile, inflate, read_bytes
 
 
@@ -19,11 +19,7 @@ def short_hash(text: str, n: int = 12) -> str:
 
 def read_json(entry: DataFile, *, progress: bool = True) -> object:
     """Parse a registered JSON file (the bytes are verified first)."""
-    data = read_bytes(entry, progress=progress)
-    try:
-        return json.loads(data)
-    except ValueError as err:
-        raise ValueError(f"{entry.name}: not valid JSON ({err})") from err
+    return parse_json(read_bytes(entry, progress=progress), entry.name)
 
 
 def read_jsonl(entry: DataFile, *, progress: bool = True) -> list[dict]:
@@ -31,14 +27,7 @@ def read_jsonl(entry: DataFile, *, progress: bool = True) -> list[dict]:
     data = read_bytes(entry, progress=progress)
     if entry.path.endswith(".gz"):  # verified first, then inflated within a bound
         data = inflate(entry, data, entry.name)
-    out = []
-    for i, line in enumerate(data.decode("utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError as err:
-                raise ValueError(f"{entry.name}, line {i}: not valid JSON ({err})") from err
-    return out
+    return parse_jsonl(data, entry.name)
 
 
 def as_list(value: str | Iterable[str] | None, what: str = "filter") -> list[str] | None:

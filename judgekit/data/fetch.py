@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 
 from judgekit import _env
+from judgekit._safewrite import write_file
 from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.data import _download
@@ -243,9 +244,7 @@ def _write_record(entry: DataFile, path: Path) -> None:
     """Trust a first download of a file without a published checksum: record its sha256."""
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     record = _record_path(path)
-    tmp = record.with_name(record.name + ".tmp")
-    tmp.write_text(f"{digest}  {entry.url}\n", encoding="utf-8")
-    tmp.replace(record)
+    write_file(record, f"{digest}  {entry.url}\n")  # a link at either name is not followed
     warnings.warn(
         f"{entry.name}: upstream publishes no checksum; trusting this first download "
         f"(sha256 {digest}, recorded in {record}); later reads are verified against it.",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from judgekit._jsonfile import parse_json
 from judgekit._stamp import stamped
 from judgekit.data.readers import _read, read_judging_the_judges, read_llmbar_results
 
@@ -28,20 +28,12 @@ def _first_record(path: Path) -> Any:
     """The first JSON record of a JSON or JSON-lines file (None when it is neither)."""
     try:
         data = _read(path)
+        if data.lstrip()[:1] == b"[":
+            records = parse_json(data, path)
+            return records[0] if isinstance(records, list) and records else None
+        return parse_json(data.lstrip().split(b"\n", 1)[0], path)
     except (OSError, ValueError):
-        return None
-    text = data.decode("utf-8-sig", errors="replace").lstrip()
-    if text.startswith("["):
-        try:
-            records = json.loads(text)
-        except ValueError:
-            return None
-        return records[0] if isinstance(records, list) and records else None
-    line = text.split("\n", 1)[0]
-    try:
-        return json.loads(line)
-    except ValueError:
-        return None
+        return None  # not decided here: the reader chosen says what is wrong with the file
 
 
 def _format_of_record(record: Any) -> tuple[str, str] | None:

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from judgekit._jsonfile import parse_json, parse_jsonl
 from judgekit._stamp import stamped
 from judgekit.data.readers import _read
 from judgekit.schema import (
+    JUDGMENT_COLUMNS,
+    JUDGMENT_OPTIONAL,
     JUDGMENT_REQUIRED,
     PAIR_OPTIONAL,
     PAIR_REQUIRED,
@@ -72,22 +74,24 @@ def _read_file(path: Path, dtype: dict[str, type]) -> pd.DataFrame:
             return pd.read_parquet(io.BytesIO(data))
         except Exception as err:  # pyarrow raises its own error classes
             raise ValueError(f"{path}: not a readable parquet file ({err})") from None
-    text = data.decode("utf-8-sig", errors="replace")
     if kind == "json":
-        try:
-            return _records_frame(json.loads(text), path)
-        except ValueError as err:
-            if "expected" in str(err):
-                raise
-            raise ValueError(f"{path}: not valid JSON ({err})") from None
-    rows = []
-    for i, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except ValueError as err:
-                raise ValueError(f"{path}, line {i}: not valid JSON ({err})") from None
-    return _records_frame(rows, path)
+        return _records_frame(parse_json(data, path), path)
+    return _records_frame(parse_jsonl(data, path), path)
+
+
+def _refuse_nested(df: pd.DataFrame, name: str) -> None:
+    """A JSON list or object where judgekit reads one value (a text, a verdict) is named, instead
+    of failing later in pandas with "unhashable type"."""
+    for column in [c for c in (*_PAIR_SIDE, *JUDGMENT_COLUMNS, *JUDGMENT_OPTIONAL) if c in df.columns]:
+        values = df[column]
+        if values.dtype != object:
+            continue
+        nested = values.map(lambda v: isinstance(v, (list, dict)))
+        if nested.any():
+            row = int(nested.to_numpy().argmax())
+            kind = "list" if isinstance(values.iloc[row], list) else "object"
+            raise ValueError(f"{name}: column {column!r} holds a JSON {kind} in row {row + 1} "
+                             f"({int(nested.sum())} rows in all); judgekit reads one value there")
 
 
 def _pair_id(df: pd.DataFrame) -> pd.Series:
@@ -151,6 +155,7 @@ def split_tables(
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"{name} must be a pandas DataFrame, got {type(table).__name__}")
     df = table.reset_index(drop=True) if not isinstance(table.index, pd.RangeIndex) else table.copy()
+    _refuse_nested(df, name)
     for column in _LOWERED:
         if column in df.columns and not pd.api.types.is_numeric_dtype(df[column].dtype):
             values = df[column]

@@ -8,12 +8,12 @@ the loader returns for the same files. Files may be plain or gzip-compressed (``
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pandas as pd
 
+from judgekit._jsonfile import parse_json, parse_jsonl
 from judgekit._stamp import stamped
 from judgekit.data import judging_the_judges as _jtj
 from judgekit.data import llmbar as _llmbar
@@ -34,23 +34,12 @@ def _read(path: Path) -> bytes:
 
 
 def _json(path: Path) -> object:
-    try:
-        return json.loads(_read(path))
-    except ValueError as err:
-        raise ValueError(f"{path}: not valid JSON ({err})") from None
+    return parse_json(_read(path), path)
 
 
 def _jsonl(path: Path) -> list:
     """The records of a JSON-lines file (blank lines skipped); a bad line is named."""
-    text = _read(path).decode("utf-8-sig", errors="replace")
-    out = []
-    for i, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError as err:
-                raise ValueError(f"{path}, line {i}: not valid JSON ({err})") from None
-    return out
+    return parse_jsonl(_read(path), path)
 
 
 def _find(path: Path, names: tuple[str, ...], pattern: str) -> list[Path]:

@@ -547,15 +547,17 @@ class Cache:
         return pd.DataFrame(rows, columns=cols)
 
     def export(self, path: str | Path, *, with_bodies: bool = True) -> Path:
-        """Write the stored calls to ``.parquet`` or ``.csv`` (by the file's suffix)."""
+        """Write the stored calls to ``.parquet`` or ``.csv`` (by the file's suffix); the CSV is
+        safe to open in a spreadsheet (a text cell that starts like a formula gets a leading
+        apostrophe), and a link at ``path`` is replaced, never written through."""
+        from judgekit._safewrite import write_file
+        from judgekit._spreadsheet import csv_text
+
         path = Path(path)
-        df = self.to_frame(with_bodies=with_bodies)
-        if path.suffix == ".parquet":
-            df.to_parquet(path, index=False)
-        elif path.suffix == ".csv":
-            df.to_csv(path, index=False)
-        else:
+        if path.suffix not in (".parquet", ".csv"):
             raise ValueError(f"export to .parquet or .csv, got {path.name!r}")
+        df = self.to_frame(with_bodies=with_bodies)
+        write_file(path, df.to_parquet(index=False) if path.suffix == ".parquet" else csv_text(df))
         return path
 
 

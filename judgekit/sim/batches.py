@@ -118,7 +118,8 @@ class BatchStore:
 
     async def _run(self, batch_id: str) -> None:
         obj = self.batches[batch_id]
-        lines = self.files[obj["input_file_id"]]["data"].decode().splitlines()
+        # JSON lines end at line feeds only (str.splitlines also breaks at U+2028 in a string)
+        lines = self.files[obj["input_file_id"]]["data"].decode().split("\n")
         obj["status"], obj["in_progress_at"] = "in_progress", int(time.time())
         obj["request_counts"]["total"] = sum(1 for line in lines if line.strip())
         await asyncio.sleep(self.delay)

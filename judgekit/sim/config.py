@@ -36,7 +36,12 @@ def _load_config(config: str | Path | Mapping[str, Any] | None) -> dict[str, Any
         else:  # pragma: no cover
             import tomli as tomllib
         return tomllib.loads(text.decode())
-    return json.loads(text)
+    from judgekit._jsonfile import parse_json
+
+    config = parse_json(text, path)
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: expected a JSON object of server settings")
+    return config
 
 
 def server_from_config(config: str | Path | Mapping[str, Any] | None, *, host: str = "127.0.0.1",

@@ -193,19 +193,21 @@ def save_chart(chart: Any, path: str | Path, *, scale: float = 2.0, ppi: float |
         )
     import vl_convert as vlc
 
+    from judgekit._safewrite import write_file
+
     spec = chart_spec(chart)
-    path.parent.mkdir(parents=True, exist_ok=True)
     version = _vl_version()
     if suffix == ".png":
-        path.write_bytes(vlc.vegalite_to_png(spec, vl_version=version, scale=scale, ppi=ppi))
+        data: str | bytes = vlc.vegalite_to_png(spec, vl_version=version, scale=scale, ppi=ppi)
     elif suffix == ".svg":
-        path.write_text(vlc.vegalite_to_svg(spec, vl_version=version), encoding="utf-8")
+        data = vlc.vegalite_to_svg(spec, vl_version=version)
     elif suffix == ".pdf":
-        path.write_bytes(vlc.vegalite_to_pdf(spec, vl_version=version))
+        data = vlc.vegalite_to_pdf(spec, vl_version=version)
     elif suffix == ".html":
-        path.write_text(html_page(spec), encoding="utf-8")
+        data = html_page(spec)
     else:
-        path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
+        data = json.dumps(spec, indent=1)
+    write_file(path, data)  # through a temporary file: a link at ``path`` is replaced, not followed
     return path
 
 
