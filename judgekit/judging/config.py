@@ -66,6 +66,7 @@ class RunConfig:
     rate_window: float = 60.0
     pending_batches: str = "skip"
     transport: str = "auto"
+    max_answer_bytes: int = 16 * 1024 * 1024
     price_table: dict[str, tuple[float, float]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -73,6 +74,7 @@ class RunConfig:
         _number("budget_usd", self.budget_usd, allow_none=True)
         _flag("progress", self.progress)
         _number("timeout", self.timeout, strict=True)
+        _integer("max_answer_bytes", self.max_answer_bytes, minimum=1024)
         _integer("max_retries", self.max_retries, minimum=0)
         _number("backoff_base", self.backoff_base)
         _number("backoff_max", self.backoff_max)
