@@ -11,7 +11,8 @@ bouncing off it.
 - **Learned limits**: the ``x-ratelimit-limit-requests`` / ``-tokens`` headers OpenAI sends with
   every answer; and, from an endpoint that sends no such headers, each 429 whose error ``type``
   says which limit it hit (``"requests"`` or ``"tokens"``, as OpenAI's do): the requests (or
-  tokens) the run had sent in the window before the refused call are what the endpoint admits.
+  tokens) the run had sent in the window before the refused call are what the endpoint admits
+  (none sent: nothing is learned, as a limit of one call per window would crawl).
   A limit learned from a 429 is raised by one request (or one average call's tokens) after each
   window without a 429, so it recovers when it was learned too low. A 429 that names no limit
   (an overloaded server) teaches no limit: it only pauses and halves the concurrency. The
@@ -283,9 +284,12 @@ class EndpointLimits:
             # what the run had sent in the window before this call is what the endpoint admits
             before = [t for t in self._log if ticket.sent_at - self.window < t.sent_at < ticket.sent_at]
             seen = len(before) if kind == "requests" else sum(t.tokens for t in before)
-            old = self.learned[kind]
-            self.learned[kind] = max(seen, 1) if old is None else min(old, max(seen, 1))
-            self._from_refusal[kind] = True
+            # a refusal of the window's first call teaches nothing (others share the limit,
+            # or the server is wrong): it would set a limit of one call per window
+            if seen > 0:
+                old = self.learned[kind]
+                self.learned[kind] = seen if old is None else min(old, seen)
+                self._from_refusal[kind] = True
         if retry_after is not None and math.isfinite(retry_after):
             # a longer wait ends the refused call (the engine); the others go on after max_pause
             self._paused_until = max(self._paused_until, now + min(retry_after, self.max_pause))

@@ -98,23 +98,26 @@ def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The credentials written into ``url``: user, password, their HTTP basic-auth encoding, and
-    secret-looking query values.
+    """The credentials written into ``url``: user, password (decoded and as written), their HTTP
+    basic-auth encoding (with and without padding), and secret-looking query values. Used for
+    base URLs and for the proxy a run goes through (``HTTP(S)_PROXY``).
 
     Examples
     --------
     >>> url_secrets("https://bob:s3cret@proxy.example/v1")
-    ['bob', 's3cret', 'Ym9iOnMzY3JldA==']
+    ['bob', 's3cret', 'Ym9iOnMzY3JldA==', 'Ym9iOnMzY3JldA']
     """
     parts = urlsplit(url)
     found: list[str] = []
     userinfo = parts.netloc.rpartition("@")[0]
     if userinfo:
         user, _, password = userinfo.partition(":")
-        found += [unquote(user), unquote(password)]
-        found.append(base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode())
+        found += [unquote(user), unquote(password), user, password]
+        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+        # as sent (Basic ...), and without its padding
+        found += [token, token.rstrip("=")]
     found += [v for k, v in parse_qsl(parts.query) if _SECRET_PARAM.search(k)]
-    return [s for s in found if s]
+    return list(dict.fromkeys(s for s in found if s))
 
 
 def scrub_known(text: str, secrets: Iterable[str]) -> str:

@@ -97,11 +97,11 @@ class BoundedBody:
     >>> body = BoundedBody("gzip", limit=100)
     >>> body.feed(gzip.compress(b"x" * 50)); body.finish()
     b'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'
-    >>> body = BoundedBody("gzip", limit=100)
-    >>> body.feed(gzip.compress(b" " * 10_000_000))
+    >>> body = BoundedBody("gzip", limit=1000)
+    >>> body.feed(gzip.compress(b" " * 200_000))   # about 230 bytes on the wire
     Traceback (most recent call last):
     ...
-    judgekit.judging.wire.Unreadable: the answer inflates past max_answer_bytes=100 bytes (Content-Encoding: gzip); not read further
+    judgekit.judging.wire.Unreadable: the answer inflates past max_answer_bytes=1000 bytes (Content-Encoding: gzip); not read further
     """
 
     def __init__(self, encoding: str | None, limit: int, status: int = 200,
