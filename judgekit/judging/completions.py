@@ -154,7 +154,7 @@ def complete(
         Further request parameters, sent in the body.
     base_url : str, optional
         The endpoint (else the client's, or ``OPENAI_BASE_URL``, or OpenAI's).
-    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches, transport
+    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches, transport, max_answer_bytes
         The run settings of :func:`run_judges`, by keyword (the signature lists them with
         their defaults; ``help(jk.complete)`` shows it).
 
