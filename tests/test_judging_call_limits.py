@@ -50,24 +50,37 @@ def _bounded(fn, limit=20.0):
 def _judge(url, **options):
     pairs = options.pop("pairs", ONE)
     orders = options.pop("orders", ("ab",))
-    judge = jk.Judge("m", "mtbench_pair", base_url=url, logprobs=False)
+    judge = options.pop("judges", None) or jk.Judge("m", "mtbench_pair", base_url=url,
+                                                    logprobs=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return jk.run_judges(pairs, judge, orders=orders, progress=False, api_key="sk-test",
                              **{"cache": False, **options})
 
 
+def _judges_per_mode(server, modes):
+    """One judge per mode (each its own endpoint), so one run meets every mode at once."""
+    return [jk.Judge("m", "mtbench_pair", base_url=server.url(mode), logprobs=False, name=mode)
+            for mode in modes]
+
+
+def _by_mode(j):
+    return dict(zip(j["judge"], j["error"]))
+
+
 # ---------------------------------------------------------------------- class 2: the deadline
-@pytest.mark.parametrize("mode", ["trickle", "endless", "keepalive", "slow_headers"])
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_every_attempt_has_a_total_deadline(server, transport, mode):
-    finished, j, seconds = _bounded(lambda: _judge(server.url(mode), transport=transport,
-                                                   timeout=1.0, max_retries=0))
-    assert finished, f"{mode}: run_judges(timeout=1) still running after 20 s"
+def test_every_attempt_has_a_total_deadline(server, transport):
+    modes = ["trickle", "endless", "keepalive", "slow_headers"]
+    finished, j, seconds = _bounded(lambda: _judge(None, judges=_judges_per_mode(server, modes),
+                                                   transport=transport, timeout=1.0,
+                                                   max_retries=0))
+    assert finished, "run_judges(timeout=1) still running after 20 s"
     assert not isinstance(j, Exception), j
-    assert j["error"].iloc[0] == "api: gave up after 1 attempts; last: timed out after 1 s"
-    # the attempt reached the endpoint: it may have been billed, and says so
-    assert j.attrs["judgekit_run"]["abandoned_timeouts"] == 1
+    assert _by_mode(j) == dict.fromkeys(
+        modes, "api: gave up after 1 attempts; last: timed out after 1 s")
+    # each attempt reached the endpoint: it may have been billed, and says so
+    assert j.attrs["judgekit_run"]["abandoned_timeouts"] == 4
 
 
 @pytest.mark.parametrize("value", ["seconds", "date"])
@@ -105,21 +118,24 @@ _REFUSED = {"bomb_gzip": "inflates past max_answer_bytes=1 MiB",
             "brotli": "encoded as 'br', which judgekit did not ask for"}
 
 
-@pytest.mark.parametrize("mode", list(_REFUSED))
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_answers_are_bounded_on_the_wire_and_decompressed(server, transport, mode, tmp_path):
+def test_answers_are_bounded_on_the_wire_and_decompressed(server, transport, tmp_path):
     cache = tmp_path / "c.sqlite"
-    before = server.paid[mode]
-    j = _judge(server.url(mode), transport=transport, cache=cache, max_retries=3,
-               max_answer_bytes=1 << 20)
-    again = _judge(server.url(mode), transport=transport, cache=cache, max_retries=3,
-                   max_answer_bytes=1 << 20)
-    assert j["error"].iloc[0].startswith("api: the answer")
-    assert _REFUSED[mode] in j["error"].iloc[0]
-    # paid once: the refusal is final, recorded as a paid error, and the re-run reads it
-    assert server.paid[mode] - before == 1
-    assert j.attrs["judgekit_run"]["paid"] == 1 and j.attrs["judgekit_run"]["retries"] == 0
-    assert again["cached"].all() and again["error"].iloc[0] == j["error"].iloc[0]
+    before = dict(server.paid)
+    judges = _judges_per_mode(server, _REFUSED)
+
+    def run():
+        return _judge(None, judges=judges, transport=transport, cache=cache, max_retries=3,
+                      max_answer_bytes=1 << 20)
+
+    j, again = run(), run()
+    for mode, error in _by_mode(j).items():
+        assert error.startswith("api: the answer") and _REFUSED[mode] in error, (mode, error)
+        # paid once: the refusal is final, recorded as a paid error, and the re-run reads it
+        assert server.paid[mode] - before.get(mode, 0) == 1, mode
+    report = j.attrs["judgekit_run"]
+    assert report["paid"] == len(_REFUSED) and report["retries"] == 0
+    assert again["cached"].all() and _by_mode(again) == _by_mode(j)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
