@@ -271,3 +271,19 @@ def test_an_advertised_limit_below_what_the_endpoint_admitted_is_ignored(server,
     assert finished, "a server advertising 1 token per minute paced the run to a crawl"
     assert j["verdict"].notna().all()
     assert any("advertises a limit of 1 tokens" in r.getMessage() for r in caplog.records)
+
+
+def test_a_passed_in_client_is_bounded_for_judgekit_calls_only(server):
+    import asyncio
+
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=server.url("big"), api_key="sk-test")
+    j = _judge(None, client=client, max_answer_bytes=1 << 20)
+    assert "larger than max_answer_bytes" in j["error"].iloc[0]
+
+    async def own_call():   # the user's own request through the same client: no limit
+        return await client.chat.completions.create(model="m", messages=[
+            {"role": "user", "content": "hi"}])
+
+    assert asyncio.run(own_call()).choices[0].message.content.startswith("Both are fine")
