@@ -30,8 +30,8 @@ bouncing off it.
   when it asks for longer: a server asking for a day ends that call, not the run.
 - **Limits that cannot work**: a limit in force smaller than one call (``tpm=1``, or a server
   advertising ``x-ratelimit-limit-tokens: 1``) would pace the run at one call per window. An
-  advertised limit is not believed when the endpoint has just answered more than it within
-  the window (it is ignored); a limit below one call in force is logged at WARNING on
+  advertised token limit smaller than the call the endpoint has just answered is not believed
+  (it is ignored); a limit below one call in force (or of one request) is logged at WARNING on
   ``judgekit.engine`` as soon as a call meets it, once per endpoint and kind.
 """
 
@@ -237,15 +237,14 @@ class EndpointLimits:
             value = _header_int(headers, f"x-ratelimit-limit-{which}")
             if value is None:
                 continue
-            # the endpoint admitted this call and the others of the window: a smaller limit is
-            # not what it enforces
-            admitted = len(self._log) if which == "requests" else \
-                max(self._tokens, ticket.tokens if ticket.logged else 0)
-            if value < admitted:
-                if f"advertised {which}" not in self.warned:
-                    self._warn(f"advertised {which}", f"{self.name} advertises a limit of {value} "
-                               f"{which} per window (x-ratelimit-limit-{which}) but has just "
-                               f"admitted {admitted}: the advertised limit is ignored")
+            # the endpoint has just admitted this call: a token limit smaller than the call is
+            # not what it enforces (it would pace the run at one call per window)
+            if which == "tokens" and value < ticket.tokens:
+                if "advertised tokens" not in self.warned:
+                    self._warn("advertised tokens", f"{self.name} advertises a limit of {value} "
+                               f"tokens per window (x-ratelimit-limit-tokens) but has just "
+                               f"admitted a call of about {ticket.tokens}: the advertised limit "
+                               "is ignored")
                 continue
             self.learned[which], self._from_refusal[which] = value, False
         if self._changed is not None:
