@@ -274,9 +274,9 @@ class LeanTransport:
                 raise _headers_refused(exc) from exc
             raise _aiohttp_failure(exc) from exc
         except asyncio.TimeoutError as exc:
-            if isinstance(exc, getattr(aiohttp, "ConnectionTimeoutError", ())):
+            if isinstance(exc, aiohttp.ServerTimeoutError):   # connecting, or a silent socket
                 raise _aiohttp_failure(exc) from exc
-            raise _deadline(self.timeout) from exc
+            raise _deadline(self.timeout) from exc   # the total deadline
         except (aiohttp.ClientError, OSError) as exc:
             raise _aiohttp_failure(exc) from exc
         except ValueError as exc:   # e.g. a proxy URL aiohttp cannot use
