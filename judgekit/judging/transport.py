@@ -251,21 +251,19 @@ class LeanTransport:
             data = dumps(body)
         except (TypeError, ValueError) as exc:
             raise ClientFailure(f"the request cannot be written as JSON ({exc})") from exc
-        session = self._session or self._open()
-        try:
-            # aiohttp's total timeout ends the call; this only guards against it not firing
-            return await asyncio.wait_for(self._post(session, data), self.timeout + 5.0)
-        except asyncio.TimeoutError as exc:
-            raise _deadline(self.timeout) from exc
-
-    async def _post(self, session: Any, data: bytes) -> Reply:
         import aiohttp
 
+        session = self._session or self._open()
+        limit = self.max_answer_bytes
         try:
+            # the session's total timeout bounds all of it, the body included
             async with session.post(self.url, data=data, **self._proxy) as response:
                 status, headers = response.status, response.headers
-                raw = await read_bounded(response.content.iter_any(), headers, status,
-                                         self.max_answer_bytes)
+                length = response.content_length
+                if length is not None and length <= limit and not headers.get("Content-Encoding"):
+                    raw = await response.read()   # plain, and no longer than its stated length
+                else:
+                    raw = await read_bounded(response.content.iter_any(), headers, status, limit)
                 charset = response.charset or "utf-8"
         except Unreadable:
             raise
