@@ -92,13 +92,49 @@ def test_bias_bars_colour_by_meaning_and_symmetric_axis(card):
         "prefers the first position", "prefers the second position"]
     lo, hi = bar["encoding"]["x"]["scale"]["domain"]
     assert lo == -hi and hi >= card["position_bias_ci_high"].abs().max()
-    assert spec["transform"][0]["calculate"].startswith("datum.estimate >= 0") if "transform" in spec \
-        else bar["transform"][0]["calculate"].startswith("datum.estimate >= 0")
+    assert {r["reading"] for r in _data_values(spec)} == {
+        "prefers the first position", "prefers the second position"}
     # the simulated judges were built with opposite biases: the chart shows opposite signs
     signs = {r["judge"]: np.sign(r["estimate"]) for r in _data_values(spec)}
     assert signs == {"first-lover": 1.0, "second-lover": -1.0}
-    lb = jk.viz.bias_bars(card, "length_bias").to_dict()
-    assert "longer" in _layers(lb)[0]["encoding"]["color"]["scale"]["domain"][0]
+    lb = jk.viz.bias_bars(pd.DataFrame({"judge": ["x"], "metric": "length_bias", "estimate": [0.2],
+                                        "ci_low": [0.1], "ci_high": [0.3]}), "length_bias").to_dict()
+    assert _layers(lb)[0]["encoding"]["color"]["scale"]["domain"] == [
+        "prefers longer responses than humans do"]
+
+
+def test_bias_bars_colour_follows_the_interval_not_the_sign():
+    # notebook 00's careful judge: +0.04 with CI [-0.05, 0.13] was coloured "prefers the first
+    # position"; an interval that includes 0 decides nothing
+    pb = pd.DataFrame({"judge": ["hasty", "careful", "fair", "mirror", "lone"],
+                       "metric": "position_bias",
+                       "estimate": [0.28, 0.04, 0.01, -0.2, 0.3],
+                       "ci_low": [0.18, -0.05, -0.02, -0.3, np.nan],
+                       "ci_high": [0.39, 0.13, 0.03, -0.1, np.nan]})
+    spec = jk.viz.bias_bars(pb).to_dict()
+    reading = {r["judge"]: r["reading"] for r in _data_values(spec)}
+    assert reading == {"hasty": "prefers the first position",
+                       "careful": "inconclusive (CI includes 0)",
+                       "fair": "no material effect (CI within ±0.05)",
+                       "mirror": "prefers the second position",
+                       "lone": "inconclusive (no interval)"}
+    scale = _layers(spec)[0]["encoding"]["color"]["scale"]
+    colour = dict(zip(scale["domain"], scale["range"]))
+    assert colour["inconclusive (CI includes 0)"] == colour["inconclusive (no interval)"]
+    assert len({colour["prefers the first position"], colour["prefers the second position"],
+                colour["no material effect (CI within ±0.05)"],
+                colour["inconclusive (CI includes 0)"]}) == 4
+    # a metric without a known margin: nothing can read as "no material effect"
+    loose = jk.viz.bias_bars(pb.assign(metric="my_effect"), "my_effect", sign_labels=("up", "down"))
+    assert {r["judge"]: r["reading"] for r in _data_values(loose.to_dict())}["fair"] == \
+        "inconclusive (CI includes 0)"
+    # grouped bars keep their colour column and fade the undecided ones
+    grouped = jk.viz.bias_bars(pb.assign(model="m"), color="model").to_dict()
+    opacity = _layers(grouped)[0]["encoding"]["opacity"]["scale"]
+    faded = dict(zip(opacity["domain"], opacity["range"]))
+    assert faded["prefers the first position"] == 1.0 and faded["inconclusive (CI includes 0)"] < 1
+    with pytest.raises(ValueError, match="margin"):
+        jk.viz.bias_bars(pb, margin=0)
 
 
 def test_scatter_heatmap_temperature_and_generic_scatter(long_metrics):
