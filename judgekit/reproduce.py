@@ -217,7 +217,9 @@ def _static_widget(model_id: str, state: dict, depth: int = 0) -> tuple[list[str
     if depth > 4:
         return [], []
     if name == "OutputModel":
-        return [], [dict(o) for o in values.get("outputs", []) if isinstance(o, dict)]
+        from nbformat import from_dict
+
+        return [], [from_dict(o) for o in values.get("outputs", []) if isinstance(o, dict)]
     if name.endswith("BoxModel"):
         settings, outputs = [], []
         for child in values.get("children", []):
@@ -225,12 +227,11 @@ def _static_widget(model_id: str, state: dict, depth: int = 0) -> tuple[list[str
             settings += more
             outputs += shown
         return settings, outputs
+    options, index = values.get("_options_labels"), values.get("index")
+    if isinstance(options, list) and isinstance(index, int) and 0 <= index < len(options):
+        values = {**values, "value": options[index]}  # a dropdown stores the index of its label
     if "value" in values and values.get("description"):
-        value = values["value"]
-        options = values.get("_options_labels")
-        if isinstance(value, int) and isinstance(options, list) and 0 <= value < len(options):
-            value = options[value]  # a dropdown's value is stored as the index of its label
-        return [f"{values['description']} = {value}"], []
+        return [f"{values['description']} = {values['value']}"], []
     return [], []
 
 
