@@ -259,11 +259,25 @@ def test_calibration_winrate_and_suite_charts():
                        "lc_win_rate": [25.0, 28.0, 10.5], "arena_elo": [1200, 1150, 1000]})
     slope = jk.viz.leaderboard_slope(lb, labels=["a"]).to_dict()
     assert [r["_label"] for r in _data_values(slope)] == [True, False, False]
+    # notebook 07's Fig. 4 asked for 18 names and drew 9 (the others were crowded out): every
+    # name asked for is written now, moved apart where the points crowd, and joined to its point
+    crowd = pd.DataFrame({"model": [f"m{i}" for i in range(40)], "win_rate": np.linspace(2, 30, 40),
+                          "lc_win_rate": np.r_[np.linspace(3, 12, 38), 60.0, 70.0]})
+    asked = [f"m{i}" for i in range(0, 40, 2)]
+    drawn = [r for r in _data_values(jk.viz.leaderboard_slope(crowd, labels=asked, height=500).to_dict())
+             if r["_label"]]
+    assert sorted(r["model"] for r in drawn) == sorted(asked)
+    spots = sorted(r["_label_y"] for r in drawn)
+    assert min(np.diff(spots)) >= 11 * 70 / 500 - 1e-9 and spots[0] >= 0 and spots[-1] <= 70
     arena = jk.viz.arena_scatter(lb, correlations={"win_rate": 0.5}).to_dict()
     assert {r["panel"] for r in _data_values(arena)} == {
         "Win rate (%) (rho = 0.5)", "Length-controlled win rate (%)"}
     # win rates are never negative: the axis starts at 0 and the trend line is clipped
     assert arena["spec"]["layer"][0]["encoding"]["y"]["scale"]["domainMin"] == 0
+    # ... and ends on a round value above the top point (Fig. 2 of notebook 07 cut it in half),
+    # and the subtitle says what the dashed line is
+    assert arena["spec"]["layer"][0]["encoding"]["y"]["scale"]["nice"] is True
+    assert "dashed line: least-squares fit" in str(arena["title"]["subtitle"])
     assert arena["spec"]["layer"][1]["mark"]["clip"] is True
     # the baseline (50 before and after) is neither higher nor lower after length control
     assert _layers(slope)[0]["encoding"]["color"]["scale"]["domain"] == [
