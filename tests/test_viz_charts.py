@@ -132,7 +132,9 @@ def test_bias_bars_colour_follows_the_interval_not_the_sign():
     grouped = jk.viz.bias_bars(pb.assign(model="m"), color="model").to_dict()
     opacity = _layers(grouped)[0]["encoding"]["opacity"]["scale"]
     faded = dict(zip(opacity["domain"], opacity["range"]))
-    assert faded["prefers the first position"] == 1.0 and faded["inconclusive (CI includes 0)"] < 1
+    assert faded["prefers the first position"] == faded["prefers the second position"] == 1.0
+    assert 1 > faded["no material effect (CI within ±0.05)"] > faded["inconclusive (CI includes 0)"]
+    assert opacity["type"] == "ordinal"  # a point scale would use only the first two values
     with pytest.raises(ValueError, match="margin"):
         jk.viz.bias_bars(pb, margin=0)
 

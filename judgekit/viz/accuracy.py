@@ -240,10 +240,11 @@ def bias_bars(
     if color is not None:
         base = base.encode(yOffset=grouped(f"{color}:N"))
         bar_color = alt.Color(f"{color}:N", title=color)
-        decided = [r for r in shown if r in (pos, neg)]
+        # an ordinal scale: opacity's default (point) scale spans only its first two values
+        fade = dict(zip(colours, (1.0, 1.0, 0.6, 0.3, 0.3)))
         extra["opacity"] = alt.Opacity("reading:N", title=None, legend=alt.Legend(orient="bottom"),
-                                       scale=alt.Scale(domain=shown, range=[
-                                           1.0 if r in decided else 0.35 for r in shown]))
+                                       scale=alt.Scale(type="ordinal", domain=shown,
+                                                       range=[fade[r] for r in shown]))
     else:
         bar_color = alt.Color("reading:N", title=None, scale=alt.Scale(
             domain=shown, range=[colours[r] for r in shown]), legend=alt.Legend(orient="bottom"))
