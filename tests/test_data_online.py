@@ -105,6 +105,8 @@ def test_no_download_bar_when_bars_are_off(online, capsys, monkeypatch):
     # `judgekit reproduce` runs the notebooks with TQDM_DISABLE=1: its pages are static, and
     # tqdm's notebook bars ignore that variable, so judgekit checks it
     monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert _download._progressbar(None, True) is None  # no bar is made (tqdm's text bars would
+    # obey the variable by themselves, its notebook bars not)
     before = sum(online.served.values())
     jk.load_pairs("pandalm")
     assert sum(online.served.values()) - before == 3  # downloaded, quietly
