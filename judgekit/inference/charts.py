@@ -56,7 +56,8 @@ def ppi_chart(rates: pd.DataFrame, *, truth: float | None = None, title: str | N
     order = [_LABELS.get(m, m) for m in rates["method"]]
     y = alt.Y("estimator:N", sort=order, title=None)
     bars = alt.Chart(df).mark_rule(strokeWidth=3).encode(
-        y=y, x=alt.X("ci_low:Q", title="human rate", scale=alt.Scale(zero=False)), x2="ci_high:Q",
+        y=y, x=alt.X("ci_low:Q", title="human rate", scale=alt.Scale(zero=False, padding=10)),
+        x2="ci_high:Q",
         color=alt.Color("estimator:N", sort=order, legend=None),
         tooltip=["estimator", alt.Tooltip("estimate:Q", format=".3f"),
                  alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f")])
