@@ -184,6 +184,7 @@ class Runner:
             endpoints=self.endpoints, timeout=config.timeout, max_retries=config.max_retries,
             backoff_base=config.backoff_base, backoff_max=config.backoff_max,
             prices=config.price_table, report=self.report,
+            max_answer_bytes=config.max_answer_bytes,
         )
 
     async def run(self) -> dict[str, Any]:
