@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judgekit.exceptions import JudgeConnectionError
-from judgekit.judging.answers import MAX_ANSWER_BYTES, read_answer, usage_tokens
+from judgekit.judging.answers import MAX_ANSWER_BYTES, parse_body, read_answer, usage_tokens
 from judgekit.judging.budget import Reservation
 from judgekit.judging.limits import EndpointLimits
 from judgekit.judging.requests import Call
@@ -94,21 +94,20 @@ def error_info(status: int, text: str) -> tuple[str, str | None, str | None]:
     >>> error_info(502, "<html>Bad Gateway</html>")
     ('Error code: 502 - <html>Bad Gateway</html>', None, None)
     """
-    try:
-        body = json.loads(text)
-    except ValueError:
-        body = None
+    body, _ = parse_body(text)   # never raises (JSON nested too deeply is no JSON here)
     inner = body.get("error", body) if isinstance(body, Mapping) else None
     if isinstance(inner, Mapping):
         message = inner.get("message")
         code, kind = inner.get("code"), inner.get("type")
-        code = None if code is None else str(code)
+        # only plain values are shown: str() of a deeply nested one could overflow the stack
+        code = str(code)[:100] if isinstance(code, (str, int)) and not isinstance(code, bool) \
+            else None
         kind = kind if isinstance(kind, str) else None
-        if message:
+        if message and isinstance(message, (str, int, float)):
             return str(message)[:300], code, kind
     else:
         code = kind = None
-    detail = text.strip()
+    detail = text[:400].strip()
     return (f"Error code: {status} - {detail}" if detail else f"Error code: {status}")[:300], code, kind
 
 
