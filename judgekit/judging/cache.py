@@ -192,7 +192,8 @@ class Cache(BatchRecords):
     read_only : bool
         Open for reading only: runs answer what is stored, send the rest and return it, but store
         nothing (they warn how many answers were not stored). For a cache on read-only media or
-        shared by others.
+        shared by others: in a folder this process cannot write, the file is opened as
+        immutable (read as it is; changes others make while it is open are not seen).
     synchronous : {"normal", "full"}
         SQLite's ``synchronous`` setting. ``"normal"`` (default): a commit survives the process
         being killed, but a power loss or OS crash can undo the last few commits (the file stays
