@@ -167,7 +167,9 @@ def test_a_damaged_cache_row_is_an_error_row_on_every_rerun_and_nothing_is_paid(
         keys = first["request_key"].tolist()
         _tamper(path, keys)
         runs = [_run(pairs, url, path) for _ in range(2)]
-    assert sum(server.paid.values()) == len(first) == 8        # nothing paid again
+        paid = sum(server.paid.values())
+        retried = _run(pairs, url, path, retry_errors=True)
+    assert paid == len(first) == 8        # nothing paid again
     for again in runs:
         assert again.attrs["judgekit_run"]["called"] == 0 and len(again) == 8
         row = again.set_index("request_key").loc[keys]
@@ -181,6 +183,11 @@ def test_a_damaged_cache_row_is_an_error_row_on_every_rerun_and_nothing_is_paid(
         assert error[3].startswith("api: the stored answer has status 'bogus'")
         assert verdict[4] == was[4] and np.isnan(row["completion_tokens"].iloc[4])
         assert verdict[5:] == was[5:] and row["error"].iloc[5:].isna().all()
+    # retry_errors asks again for exactly the rows shown as errors (0, 1, 3), and pays for them
+    assert sum(server.paid.values()) == paid + 3
+    again = retried.set_index("request_key").loc[keys]
+    assert again["cached"].tolist() == [False, False, True, False] + [True] * 4
+    assert again["error"].isna().all()
 
 
 def _batch_lines(lines):

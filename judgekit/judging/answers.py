@@ -199,6 +199,18 @@ def read_answer(text: Any, *, model: Any, prices: Mapping[str, tuple[float, floa
     >>> big.status, big.error, len(big.response)
     ('paid_error', 'api: answer of 115 bytes is larger than max_answer_bytes=50 (stored cut to 50 bytes)', 50)
     """
+    try:
+        return _read(text, model, prices, factor, max_bytes)
+    except Exception as exc:  # a paid answer is stored whatever happens in reading it
+        kept = text[:max_bytes] if isinstance(text, (str, bytes)) else None
+        if isinstance(kept, bytes):
+            kept = kept.decode("utf-8", "replace")
+        kept = _storable(kept) if kept is not None else None
+        return Answer("paid_error", kept, f"api: unreadable answer ({type(exc).__name__})")
+
+
+def _read(text: Any, model: Any, prices: Mapping[str, tuple[float, float]], factor: float,
+          max_bytes: int) -> Answer:
     if isinstance(text, (bytes, bytearray, memoryview)):
         raw = bytes(text)
         try:
