@@ -118,6 +118,22 @@ def test_an_answer_json_cannot_read_is_a_stored_error_row(body, reason, transpor
     assert first.attrs["judgekit_run"]["paid"] == len(first)
 
 
+def test_complete_reads_paid_answers_the_same_way(tmp_path):
+    answers = {"one": ok(b'{"choices": ' + DEEP + b"}"),
+               "two": ok(chat_answer("fine", {"prompt_tokens": "\u00b2", "completion_tokens": 2}))}
+    server = RawServer(lambda body, attempt: answers[body["messages"][-1]["content"]])
+    cache = tmp_path / "c.sqlite"
+    with server as url, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        runs = [jk.complete(["one", "two"], MODEL, base_url=url, cache=cache, progress=False)
+                for _ in range(2)]
+    assert sum(server.paid.values()) == 2 and runs[1]["cached"].all()
+    for out in runs:
+        assert out["error"].iloc[0] == ("api: malformed JSON response (200013 bytes): nested "
+                                        "too deeply to read")
+        assert out["text"].iloc[1] == "fine" and out["prompt_tokens"].isna().iloc[1]
+
+
 def test_an_answer_larger_than_max_answer_bytes_is_stored_cut_with_the_reason(tmp_path):
     big = chat_answer("[[A]]" + " " * 10_000)
 
