@@ -74,7 +74,6 @@ class RunConfig:
         _number("budget_usd", self.budget_usd, allow_none=True)
         _flag("progress", self.progress)
         _number("timeout", self.timeout, strict=True)
-        _integer("max_answer_bytes", self.max_answer_bytes, minimum=1024)
         _integer("max_retries", self.max_retries, minimum=0)
         _number("backoff_base", self.backoff_base)
         _number("backoff_max", self.backoff_max)
@@ -91,6 +90,7 @@ class RunConfig:
                 if limit is not None:
                     _integer(name, limit, minimum=1)
         _number("rate_window", self.rate_window, strict=True)
+        _integer("max_answer_bytes", self.max_answer_bytes, minimum=1)
         if self.pending_batches not in ("skip", "send"):
             raise ValueError("pending_batches must be 'skip' (leave requests held by a batch not "
                              f"collected yet) or 'send', got {self.pending_batches!r}")

@@ -172,9 +172,10 @@ def run_judges(
         authentication (Azure), headers, proxies and HTTP settings. Retries, budget, cache,
         rate limits and errors are the same either way, and so is the table.
     max_answer_bytes : int
-        The largest answer read (16 MiB), counted on the wire and again once decompressed (a
-        few MB of gzip can inflate to gigabytes). A larger answer is refused as it arrives:
-        a 200 becomes a ``paid_error`` row saying so, not sent again by the run.
+        The largest answer read, in bytes (16 MiB), counted on the wire and again once
+        decompressed (a few MB of gzip can inflate to gigabytes). A paid answer that is longer
+        is refused as it arrives and stored cut to this size, as an error row saying so (not
+        retried, not paid again by a re-run).
 
     Returns
     -------

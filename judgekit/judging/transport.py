@@ -39,6 +39,7 @@ from judgekit.judging.wire import (
     BoundedBody,
     Unreadable,
     bound_http_client,
+    declared_length,
     header_refusal,
 )
 
@@ -308,11 +309,8 @@ def _headers_refused(exc: BaseException) -> Unreadable:
 async def read_bounded(chunks: Any, headers: Mapping[str, str], status: int, limit: int) -> bytes:
     """The body from an async iterator of wire chunks, within ``limit`` bytes (on the wire and
     decompressed); :class:`Unreadable` beyond."""
-    body = BoundedBody(headers.get("Content-Encoding"), limit, status, headers)
-    declared = headers.get("Content-Length")
-    if declared is not None and declared.strip().isdecimal() and int(declared) > limit:
-        raise Unreadable(f"the answer is larger than max_answer_bytes={limit} bytes (it "
-                         f"declares {int(declared)}); not read", status, headers)
+    body = BoundedBody(headers.get("Content-Encoding"), limit, status, headers,
+                       declared=declared_length(headers))
     async for chunk in chunks:
         body.feed(chunk)
     return body.finish()

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["ACCEPT_ENCODING", "DEFAULT_MAX_ANSWER_BYTES", "SDK_LIMIT", "BoundedBody", "Unreadable",
-           "bound_http_client", "header_refusal"]
+           "bound_http_client", "declared_length", "header_refusal"]
 
 #: the largest answer a run reads, on the wire and decompressed (``max_answer_bytes``)
 DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024
@@ -31,15 +31,14 @@ _STEP = 1 << 16
 
 class Unreadable(Exception):
     """An answer came and cannot be read within the limits: ``status`` and ``headers`` are the
-    server's, ``reason`` says why (final: the same answer would be refused again)."""
+    server's, ``reason`` says why (final: the same answer would be refused again), ``kept`` the
+    first ``max_answer_bytes`` of it, decoded, when it was too large (stored cut)."""
 
-    def __init__(self, reason: str, status: int = 0, headers: Mapping[str, str] | None = None):
+    def __init__(self, reason: str, status: int = 0, headers: Mapping[str, str] | None = None,
+                 kept: bytes = b""):
         super().__init__(reason)
         self.reason, self.status, self.headers = reason, int(status), headers or {}
-
-
-def _mib(n: int) -> str:
-    return f"{n / 1048576:g} MiB" if n >= 1048576 else f"{n} bytes"
+        self.kept = kept
 
 
 class _Inflate:
@@ -101,12 +100,14 @@ class BoundedBody:
     >>> body.feed(gzip.compress(b" " * 200_000))   # about 230 bytes on the wire
     Traceback (most recent call last):
     ...
-    judgekit.judging.wire.Unreadable: the answer inflates past max_answer_bytes=1000 bytes (Content-Encoding: gzip); not read further
+    judgekit.judging.wire.Unreadable: answer inflates past max_answer_bytes=1000 (Content-Encoding: gzip) (stored cut to 1000 bytes)
     """
 
     def __init__(self, encoding: str | None, limit: int, status: int = 200,
-                 headers: Mapping[str, str] | None = None, keep: bool = True) -> None:
+                 headers: Mapping[str, str] | None = None, keep: bool = True,
+                 declared: int | None = None) -> None:
         self.limit, self.status, self.headers, self.keep = int(limit), status, headers, keep
+        self.declared = declared
         self.encoding = (encoding or "").strip()
         names = [e.strip().lower() for e in self.encoding.split(",") if e.strip()]
         names = [n for n in names if n != "identity"]
@@ -123,12 +124,23 @@ class BoundedBody:
     def _refuse(self, reason: str) -> Unreadable:
         return Unreadable(reason, self.status, self.headers)
 
+    def _too_large(self, tail: bytes, why: str) -> Unreadable:
+        room = self.limit - sum(map(len, self.parts))
+        kept = b"".join([*self.parts, tail[:room]])   # one copy: the parts and the whole
+        self.parts = []
+        return Unreadable(f"answer {why} (stored cut to {len(kept)} bytes)", self.status,
+                          self.headers, kept)
+
     def feed(self, chunk: bytes) -> None:
         """Take the next bytes off the wire."""
         self.wire += len(chunk)
         if self.wire > self.limit:
-            raise self._refuse(f"the answer is larger than max_answer_bytes={_mib(self.limit)} "
-                               "on the wire; not read further")
+            room = len(chunk) - (self.wire - self.limit)
+            tail = b"" if self.layers else chunk[:room]
+            size = f"of {self.declared} bytes" if self.declared else \
+                f"of more than {self.limit} bytes"
+            raise self._too_large(tail, f"{size} is larger than max_answer_bytes={self.limit}"
+                                  + (" on the wire" if self.layers else ""))
         self._add(chunk)
 
     def _add(self, data: bytes) -> None:
@@ -139,8 +151,9 @@ class BoundedBody:
             raise self._refuse(f"the answer's {self.encoding} encoding is damaged ({exc})") from exc
         self.size += len(data)
         if self.size > self.limit:
-            raise self._refuse(f"the answer inflates past max_answer_bytes={_mib(self.limit)} "
-                               f"(Content-Encoding: {self.encoding}); not read further")
+            raise self._too_large(data if self.keep else b"",
+                                  f"inflates past max_answer_bytes={self.limit} "
+                                  f"(Content-Encoding: {self.encoding})")
         if data and self.keep:
             self.parts.append(data)
 
@@ -156,6 +169,12 @@ class BoundedBody:
 _HEADER_WORDS = ("too many headers", "header value is too long", "header name is too long",
                  "line is too long", "got more than", "buffer too long", "header field too",
                  "headers too")
+
+
+def declared_length(headers: Mapping[str, str]) -> int | None:
+    """The ``Content-Length`` an answer states, or None."""
+    value = (headers.get("Content-Length") or "").strip()
+    return int(value) if value.isdecimal() else None
 
 
 def header_refusal(message: str) -> bool:
@@ -210,11 +229,8 @@ async def _bound_response(response: Any) -> None:
     if limit is None:
         return
     headers, status = response.headers, response.status_code
-    declared = headers.get("Content-Length")
-    if declared is not None and declared.strip().isdecimal() and int(declared) > limit:
-        raise Unreadable(f"the answer is larger than max_answer_bytes={limit} bytes (it declares "
-                         f"{int(declared)}); not read", status, headers)
-    body = BoundedBody(headers.get("Content-Encoding"), limit, status, headers, keep=False)
+    body = BoundedBody(headers.get("Content-Encoding"), limit, status, headers,
+                       declared=declared_length(headers))
     response.stream = _bounded_stream_class(response)(response.stream, body)
 
 
