@@ -230,8 +230,9 @@ def _audit(args: argparse.Namespace) -> int:
         return fail(f"{type(err).__name__}: {err} (run again with --traceback for details)", 1)
     print(f"{path} ({fmt}): {report.summary()}; report: {page} "
           f"({time.perf_counter() - start:.1f} s)", flush=True)
-    for key, fix in report.to_measure_more().items():
-        print(f"  to measure {report.sections[key].title.lower()}, add {fix}", flush=True)
+    for key, fix in report.to_measure_more().items():  # stdout keeps its one line
+        print(f"judgekit audit: to measure {report.sections[key].title.lower()}, add {fix}",
+              file=sys.stderr, flush=True)
     return 0
 
 

@@ -237,7 +237,8 @@ def _duplicates(df: pd.DataFrame, reading: Reading, rows: _Rows) -> None:
             shown = ", ".join(repr(str(x)) for x in differ[:_FIRST])
             reading.problem("duplicate id", f"{reading.column('pair_id')}: {shown} "
                             f"{'names' if len(differ) == 1 else 'name'} different pairs "
-                            f"({', '.join(map(repr, cols))} differ) in {rows.name(bad)}; give "
+                            f"({', '.join(map(repr, cols))} "
+                            f"{'differs' if len(cols) == 1 else 'differ'}) in {rows.name(bad)}; give "
                             "each pair its own id")
     if "repeat" not in df.columns:
         key = [c for c in ("pair_id", "judge", "order") if c in df.columns]
