@@ -455,7 +455,10 @@ def _accuracy_section(j, p, s, boot, findings, many):
     s.charts["accuracy"] = viz.accuracy_bars(acc, "acc_random")
     s.charts["position_bias"] = viz.bias_bars(pb, "position_bias")
     s.charts["length_bias"] = viz.bias_bars(lb, "length_bias")
-    metric = "acc_random" if (acc["metric"] == "acc_random").any() else acc["metric"].iloc[0]
+    # acc_random needs both orders; a judge that saw one order is measured in that order
+    measured = acc.loc[acc["estimate"].notna(), "metric"]
+    metric = "acc_random" if (measured == "acc_random").any() else \
+        next((m for m in ("acc_ab", "acc_ba") if (measured == m).any()), "acc_random")
     for _, row in acc[acc["metric"] == metric].iterrows():
         if pd.notna(row["estimate"]):
             level = "good" if row["estimate"] >= THRESHOLDS["accuracy"] else "warn"

@@ -3,6 +3,7 @@ two tables, with a column mapping."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 from collections.abc import Mapping
@@ -58,6 +59,31 @@ def _records_frame(records: object, path: Path) -> pd.DataFrame:
     raise ValueError(f"{path}: expected a JSON list of rows, or an object of equal-length columns")
 
 
+def _check_shape(data: bytes, sep: str, path: Path) -> None:
+    """A row wider than the header (an unquoted comma in a text) and a header naming a column
+    twice are named here: pandas would shift the row's cells or rename the column."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return  # said by the reader
+    try:
+        lines = list(csv.reader(io.StringIO(text), delimiter=sep))
+    except csv.Error:
+        return  # e.g. a cell over the csv module's size limit: pandas reads it
+    first = lines[0] if lines else []
+    wide = [(k + 1, len(r)) for k, r in enumerate(lines[1:], start=1) if len(r) > len(first)]
+    if wide:
+        shown = ", ".join(f"row {k} ({n} cells)" for k, n in wide[:5])
+        raise ValueError(f"{path}: {len(wide)} row{'s' if len(wide) != 1 else ''} "
+                         f"{'has' if len(wide) == 1 else 'have'} more cells than the "
+                         f"header's {len(first)}: {shown}; a text with a "
+                         f"{'comma' if sep == ',' else 'tab'} in it needs quotes")
+    twice = sorted({c for c in first if first.count(c) > 1})
+    if twice:
+        raise ValueError(f"{path}: the header names {', '.join(map(repr, twice))} more "
+                         "than once; give each column its own name")
+
+
 def _read_file(path: Path, dtype: dict[str, type]) -> pd.DataFrame:
     suffix, _ = _suffix(path)
     kind = SUFFIXES.get(suffix)
@@ -67,13 +93,14 @@ def _read_file(path: Path, dtype: dict[str, type]) -> pd.DataFrame:
     data = _read(path)
     if kind in ("csv", "tsv"):
         sep = "," if kind == "csv" else "\t"
+        _check_shape(data, sep, path)
         try:
             header = pd.read_csv(io.BytesIO(data), sep=sep, nrows=0).columns
             texty = {*_TEXT_COLUMNS, *(a for t, names in _tidy.ALIASES.items()
                                        if t in _TEXT_COLUMNS for a in names)}
             dtype = {c: str for c in header if c in dtype or _tidy._key(c) in texty}
             return pd.read_csv(io.BytesIO(data), sep=sep, dtype=dtype, keep_default_na=False,
-                               na_values=[""], skip_blank_lines=False)
+                               na_values=[""], skip_blank_lines=False, index_col=False)
         except pd.errors.EmptyDataError:
             raise ValueError(f"{path}: the file is empty") from None
         except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
