@@ -164,7 +164,7 @@ def test_a_judge_is_audited_against_the_crowd(tmp_path, capsys):
     assert any("Two voters on the same pair agree" in n for n in report.sections["data"].notes)
 
     code = main(["audit", str(f), "--pairs", str(battles), "--out", str(tmp_path / "r"),
-                 "--no-progress"])
+                 "--no-progress", "--n-boot", "0"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     page = (tmp_path / "r" / "index.html").read_text()
