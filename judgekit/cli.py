@@ -72,8 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     ds = sub.add_parser(
         "datasets", help="list the datasets judgekit can load",
         description="List the datasets jk.load_dataset reads: name, what it holds, licence, "
-                    "and whether it is available offline here (downloaded or in the mirror). "
-                    "The table is fitted to the terminal's width.")
+                    "whether it is available offline here (downloaded or in the mirror), whether "
+                    "it has published judge outputs, and its files here / all. Long cells are "
+                    "cut to fit the terminal's width.")
     ds.add_argument("--offline", action="store_true", help="only those available offline here")
 
     fetch = sub.add_parser(
@@ -104,12 +105,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve_forever(host=args.host, port=args.port, config=args.config)
     if args.command == "datasets":
+        import pandas as pd
+
         from judgekit.data import list_datasets
 
         table = list_datasets()
         if args.offline:
             table = table[table["offline"]]
-        print(_fit_table(table))
+        shown = pd.DataFrame({
+            "name": table["name"], "description": table["description"],
+            "license": table["license"], "offline": table["offline"],
+            "judgments": table["has_judgments"],
+            "files": [f"{a}/{n}" for a, n in zip(table["files_available"], table["files"])],
+        })
+        print(_fit_table(shown))
         return 0
     if args.command == "fetch":
         return _fetch(args.name)
