@@ -146,7 +146,7 @@ def _fit_table(table, width: int | None = None) -> str:
             return text  # nothing left to cut: a terminal narrower than the column names
         limits[column] = max(8, len(str(column)), limits[column] - max(4, limits[column] // 5))
         cut = limits[column]
-        shown[column] = shown[column].map(lambda v: v if len(v) <= cut else v[:cut - 3] + "...")
+        shown[column] = shown[column].map(lambda v, cut=cut: v if len(v) <= cut else v[:cut - 3] + "...")
 
 
 def _mapping(text: str | None) -> dict[str, str]:

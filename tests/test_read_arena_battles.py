@@ -47,7 +47,7 @@ def _battles(n_pairs=40, seed=0):
     for k in range(n_pairs):
         qid = f"{rng.integers(16 ** 12):012x}{k:04d}"
         a, b = rng.choice(models, size=2, replace=False)
-        for v in range(int(rng.integers(1, 5))):
+        for _ in range(int(rng.integers(1, 5))):
             winner = WINNERS[int(rng.choice(4, p=[0.45, 0.3, 0.15, 0.1]))]
             records.append(_battle(qid, str(a), str(b), winner, f"arena_user_{rng.integers(10_000)}",
                                    k, turns=1 + (k % 5 == 0)))
