@@ -164,27 +164,30 @@ def _values(df: pd.DataFrame, column: str, reading: Reading, rows: _Rows) -> Non
     """Read a preference column's spellings as a, b or tie; unknown ones are problems, named as
     written."""
     values = df[column]
-    present = values.notna().to_numpy()
-    uniques = pd.unique(values[present])
+    codes, uniques = pd.factorize(values)  # each distinct spelling read once; -1 is empty
+    present = codes >= 0
     meaning = {u: side_of(u) for u in uniques}
     unknown = [u for u, (side, _) in meaning.items() if side is None]
     if unknown:
-        bad = values.isin(unknown).to_numpy() & present
+        bad_codes = np.array([meaning[u][0] is None for u in uniques] + [False])
+        bad = bad_codes[codes]
         shown = ", ".join(repr(u if isinstance(u, str) else str(u)) for u in unknown[:_FIRST])
         more = f" and {len(unknown) - _FIRST} more" if len(unknown) > _FIRST else ""
         reading.problem(f"unknown {column}", f"{reading.column(column)}: {shown}{more} in "
                         f"{rows.name(bad)} is not a preference judgekit knows (it reads "
                         f"{SPELLINGS}); fix those cells or leave them empty")
         return
-    side = values.map({u: m[0] for u, m in meaning.items()})
-    kinds = values.map({u: m[1] for u, m in meaning.items()})
+    side = pd.Series(np.array([meaning[u][0] for u in uniques] + [None], dtype=object)[codes],
+                     index=values.index, dtype=object)
+    kinds = pd.Series(np.array([meaning[u][1] for u in uniques] + [None], dtype=object)[codes],
+                      index=values.index, dtype=object)
     plain = {u for u in uniques if isinstance(u, str) and u in ("a", "b", "tie")}
     respelled = [u for u in uniques if u not in plain]
     if respelled:
         shown = ", ".join(f"{u!r} as {meaning[u][0]}" for u in respelled[:8])
         more = f" and {len(respelled) - 8} more" if len(respelled) > 8 else ""
         reading.notes.append(f"{_upper(reading.column(column))}: read {shown}{more}.")
-    df[column] = side.where(present, None).astype(object)
+    df[column] = side
     if kinds.notna().any():
         where = "tie_kind" if column == "verdict" else f"{column}_tie_kind"
         df[where] = kinds.where(kinds.notna(), None).astype(object)
@@ -203,18 +206,20 @@ def _order(df: pd.DataFrame, reading: Reading, rows: _Rows) -> None:
             "with the responses swapped and give each judgment's order ('ab' or 'ba').")
         return
     values = df["order"]
-    present = values.notna().to_numpy()
-    lowered = values.astype(str).str.strip().str.lower()
-    mapped = lowered.map(_ORDER)
+    codes, uniques = pd.factorize(values)
+    present = codes >= 0
+    read = [_ORDER.get(str(u).strip().lower()) for u in uniques]
+    mapped = pd.Series(np.array([*read, None], dtype=object)[codes], index=values.index,
+                       dtype=object)
     bad = present & mapped.isna().to_numpy()
     if bad.any():
-        shown = ", ".join(repr(u) for u in pd.unique(values[bad].astype(str))[:_FIRST])
+        shown = ", ".join(repr(str(u)) for u, r in zip(uniques, read) if r is None)
         reading.problem("unknown order", f"{reading.column('order')}: {shown} in {rows.name(bad)} is not "
                         "an order; judgekit reads 'ab' (response a shown first) or 'ba'")
     if (~present).any():
         reading.problem("missing order", f"{reading.column('order')} is empty in "
                         f"{rows.name(~present)}")
-    df["order"] = mapped.where(present, None).astype(object)
+    df["order"] = mapped
 
 
 def _duplicates(df: pd.DataFrame, reading: Reading, rows: _Rows) -> None:
@@ -262,7 +267,11 @@ def tidy(table: pd.DataFrame, columns: Mapping[str, str] | None, name: str,
     df = table.reset_index(drop=True) if rows is None or rows.word != "index" else table.copy()
     if rows is None:
         rows = rows_of(df, "")
-    blank = df.isna().all(axis=1).to_numpy() if len(df.columns) else np.zeros(len(df), bool)
+    blank = np.ones(len(df), bool) if len(df.columns) else np.zeros(len(df), bool)
+    for column in df.columns:  # a column without an empty cell ends the search at once
+        blank &= df[column].isna().to_numpy()
+        if not blank.any():
+            break
     if blank.any():
         n = int(blank.sum())
         reading.notes.append(f"Skipped {n} blank row{'s' if n != 1 else ''} (every cell empty): "
