@@ -197,3 +197,29 @@ def test_a_bad_battle_is_named():
     record = _battle("q", "x", "y", "model_c", "arena_user_1", 0)
     with pytest.raises(ValueError, match=r"record 1: winner 'model_c' is none of 'model_a'"):
         jk.read_arena_battles([record])
+
+
+def test_the_kaggle_release_is_read_too(tmp_path):
+    # lmsys/lmsys-arena-human-preference-55k: a CSV, the winner one-hot, texts as JSON lists
+    rows = pd.DataFrame({
+        "id": [30192, 53567, 65089],
+        "model_a": ["gpt-4-1106-preview", "koala-13b", "gpt-3.5-turbo-0613"],
+        "model_b": ["gpt-4-0613", "gpt-4-0613", "mistral-medium"],
+        "prompt": ['["Is it morally right to try to have a certain percentage of females?"]',
+                   '["What is the difference between marriage license and certificate?", "And?"]',
+                   '["explain function calling"]'],
+        "response_a": ['["The question of whether..."]', '["A marriage license is...", "Also..."]',
+                       '[null]'],
+        "response_b": ['["As an AI, I don\'t have..."]', '["A marriage license...", "Then..."]',
+                       '["Function calling is..."]'],
+        "winner_model_a": [1, 0, 0], "winner_model_b": [0, 1, 0], "winner_tie": [0, 0, 1],
+    })
+    f = tmp_path / "train.csv"
+    rows.to_csv(f, index=False)
+    assert jk.detect_format(f)[0] == "arena-battles"
+    pairs, votes = jk.read_any(f)
+    assert pairs["pair_id"].tolist() == ["30192", "53567", "65089"]
+    assert votes["verdict"].tolist() == ["a", "b", "tie"]
+    assert pairs.loc[1, "prompt"] == ("[Turn 1]\nWhat is the difference between marriage license "
+                                      "and certificate?\n\n[Turn 2]\nAnd?")
+    assert pairs.loc[2, "response_a"] == "" and pairs.loc[0, "response_b"] == "As an AI, I don't have..."

@@ -165,7 +165,6 @@ def _values(df: pd.DataFrame, column: str, reading: Reading, rows: _Rows) -> Non
     written."""
     values = df[column]
     codes, uniques = pd.factorize(values)  # each distinct spelling read once; -1 is empty
-    present = codes >= 0
     meaning = {u: side_of(u) for u in uniques}
     unknown = [u for u, (side, _) in meaning.items() if side is None]
     if unknown:

@@ -11,6 +11,10 @@ A battle record, as LMSYS publishes them (``lmsys/chatbot_arena_conversations``,
 
 ``winner`` is "model_a", "model_b", "tie" or "tie (bothbad)" (both answers bad). Each record is
 one person's vote; the same battle voted on by several people is one pair with several votes.
+The Kaggle release (``lmsys/lmsys-arena-human-preference-55k``, a CSV) writes the winner one-hot
+(``winner_model_a``, ``winner_model_b``, ``winner_tie``) and the texts as JSON lists of turns
+(``prompt``, ``response_a``, ``response_b``), with ``id``; it is read the same way (it has no
+"tie (bothbad)").
 """
 
 from __future__ import annotations
@@ -34,16 +38,37 @@ __all__ = ["crowd_agreement", "read_arena_battles"]
 ARENA_MARKS = ("language", "anony", "tstamp", "toxic_chat_tag", "openai_moderation",
                "evaluation_order", "conv_metadata", "is_code", "timestamp", "category_tag")
 _WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "tie"}
+#: The Kaggle release's one-hot winner columns.
+_ONE_HOT = {"a": "winner_model_a", "b": "winner_model_b", "tie": "winner_tie"}
+_ONE_HOT_WINNER = {"a": "model_a", "b": "model_b", "tie": "tie"}
 _SPELLING = {"a": "model_a", "b": "model_b"}
 
 
 def is_arena_record(record: object) -> bool:
     """Whether a record is an Arena battle: ``model_a``, ``model_b``, ``winner`` and a key only
     Arena records have (``language``, ``anony``, ``tstamp``, ...) or an ``arena_user`` voter."""
-    if not isinstance(record, dict) or not {"model_a", "model_b", "winner"} <= set(record):
+    if not isinstance(record, dict) or not {"model_a", "model_b"} <= set(record):
+        return False
+    if set(_ONE_HOT.values()) <= set(record):  # the Kaggle release (arena-human-preference-55k)
+        return True
+    if "winner" not in record:
         return False
     return any(k in record for k in ARENA_MARKS) or str(record.get("judge", "")).startswith(
         "arena_user")
+
+
+def _winner(r: dict, where: str) -> str:
+    """The record's winner in the Arena's spelling; the Kaggle release gives it one-hot."""
+    if "winner" in r:
+        return str(r["winner"]).strip()
+    try:
+        hot = [w for w, column in _ONE_HOT.items() if int(float(r[column])) == 1]
+    except (TypeError, ValueError):
+        hot = []
+    if len(hot) != 1:
+        raise ValueError(f"{where}: exactly one of {', '.join(_ONE_HOT)} must be 1, got "
+                         f"{[r.get(c) for c in _ONE_HOT]}")
+    return _ONE_HOT_WINNER[hot[0]]
 
 
 def _records(path: Path) -> list[dict]:
@@ -52,6 +77,12 @@ def _records(path: Path) -> list[dict]:
 
     name = path.name.lower().removesuffix(".gz")
     data = _read(path)
+    if name.endswith((".csv", ".tsv")):
+        try:
+            return pd.read_csv(io.BytesIO(data), sep="," if name.endswith(".csv") else "\t",
+                               keep_default_na=False, na_values=[""]).to_dict("records")
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+            raise ValueError(f"{path}: not a readable table ({err})") from None
     if name.endswith((".parquet", ".pq")):
         try:
             return pd.read_parquet(io.BytesIO(data)).to_dict("records")
@@ -85,13 +116,25 @@ def _join(parts: list[str]) -> str:
     return "\n\n".join(f"[Turn {k}]\n{p}" for k, p in enumerate(parts, start=1))
 
 
+def _turn_list(text: object) -> str:
+    """A text, or the Kaggle release's JSON list of turns (``'["Hi", "And?"]'``) joined."""
+    if isinstance(text, str) and text.startswith("["):
+        try:
+            turns = json.loads(text)
+        except json.JSONDecodeError:
+            return text
+        if isinstance(turns, list) and all(t is None or isinstance(t, str) for t in turns):
+            return _join([t or "" for t in turns]) if turns else ""
+    return "" if text is None or (isinstance(text, float) and np.isnan(text)) else str(text)
+
+
 def _texts(r: dict, where: str) -> tuple[str, str, str]:
     if "conversation_a" in r and "conversation_b" in r:
         prompt = _join(_turns(r["conversation_a"], "user", where))
         return (prompt, _join(_turns(r["conversation_a"], "assistant", where)),
                 _join(_turns(r["conversation_b"], "assistant", where)))
     if {"prompt", "response_a", "response_b"} <= set(r):
-        return str(r["prompt"]), str(r["response_a"]), str(r["response_b"])
+        return _turn_list(r["prompt"]), _turn_list(r["response_a"]), _turn_list(r["response_b"])
     raise ValueError(f"{where}: a battle needs conversation_a and conversation_b (or prompt, "
                      "response_a and response_b)")
 
@@ -109,7 +152,8 @@ def read_arena_battles(
     Parameters
     ----------
     path : str, Path, DataFrame or list of dict
-        A JSON, JSON-lines or parquet file of battle records (plain or ``.gz``), or the records.
+        A JSON, JSON-lines, parquet or CSV file of battle records (plain or ``.gz``), or the
+        records.
     labels : bool, default True
         Give each pair the crowd's majority as its human ``label`` (missing when the votes split
         evenly), so a judge's verdicts on the same pairs can be audited against the crowd. Use
@@ -174,9 +218,11 @@ def read_arena_battles(
     rows: list[dict] = []
     for i, r in enumerate(records):
         where = f"{source}, record {i + 1}"
-        if not isinstance(r, dict) or not {"model_a", "model_b", "winner"} <= set(r):
-            raise ValueError(f"{where}: not an Arena battle (it needs model_a, model_b and winner)")
-        winner = str(r["winner"]).strip()
+        if not isinstance(r, dict) or not {"model_a", "model_b"} <= set(r) or not (
+                "winner" in r or set(_ONE_HOT.values()) <= set(r)):
+            raise ValueError(f"{where}: not an Arena battle (it needs model_a, model_b and winner, "
+                             "or winner_model_a, winner_model_b and winner_tie)")
+        winner = _winner(r, where)
         if winner not in _WINNERS:
             raise ValueError(f"{where}: winner {r['winner']!r} is none of "
                              f"{', '.join(map(repr, _WINNERS))}")

@@ -142,6 +142,11 @@ def detect_format(path: str | Path) -> tuple[str, str]:
         columns = _parquet_columns(path)
         if is_arena_record(dict.fromkeys(columns, "")):
             return "arena-battles", "its columns are Chatbot Arena battles' (model_a, model_b, winner)"
+    if ".csv" in name:
+        header = _read(path).split(b"\n", 1)[0].decode("utf-8", "replace")
+        if is_arena_record(dict.fromkeys((c.strip().strip('"') for c in header.split(",")), "")):
+            return "arena-battles", ("its columns are Chatbot Arena battles' (model_a, model_b, "
+                                     "winner_model_a, winner_model_b, winner_tie)")
     if ".tsv" in name:
         header = _read(path).split(b"\n", 1)[0].decode("utf-8", "replace")
         if "cmp_index" in header.split("\t"):
