@@ -114,7 +114,7 @@ def test_columns_maps_names_nobody_could_guess(tmp_path, capsys):
     ("A", "a"), ("a", "a"), (" model_a ", "a"), ("Model A", "a"), ("Assistant A", "a"),
     ("[[A]]", "a"), ("1", "a"), (1, "a"), (1.0, "a"), ("Response B", "b"), ("model_b", "b"),
     ("[[B]]", "b"), ("2", "b"), ("output (b)", "b"), ("Tie", "tie"), ("[[C]]", "tie"),
-    ("draw", "tie"), ("tie (bothbad)", "tie"),
+    ("draw", "tie"), ("tie (bothbad)", "tie"), (1.5, "tie"), ("1.5", "tie"),
 ])
 def test_verdict_spellings(spelling, side):
     rows = pd.DataFrame({"pair_id": ["p"], "verdict": pd.Series([spelling], dtype=object)})

@@ -50,7 +50,8 @@ _TIE = {"tie": "tie", "draw": "tie", "equal": "tie", "[[c]]": "tie", "tie (bothb
 _ORDER = {"ab": "ab", "ba": "ba", "a-b": "ab", "b-a": "ba", "a,b": "ab", "b,a": "ba"}
 #: What each spelling of a side means, and what it is called in a note.
 SPELLINGS = ("a/b/tie in any case, 'model_a'/'model_b', 'Assistant A', 'Response A', '[[A]]', "
-             "'1'/'2', 'draw', '[[C]]' (a tie) and 'tie (bothbad)' (a tie, kept in tie_kind)")
+             "'1'/'2', 'draw', '[[C]]' and '1.5' (ties) and 'tie (bothbad)' (a tie, kept in "
+             "tie_kind)")
 
 
 def side_of(value: object) -> tuple[str | None, str | None]:
@@ -59,8 +60,11 @@ def side_of(value: object) -> tuple[str | None, str | None]:
     if isinstance(value, (bool, np.bool_)):
         return None, None
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return {1.0: ("a", None), 2.0: ("b", None)}.get(float(value), (None, None))
+        return {1.0: ("a", None), 2.0: ("b", None), 1.5: ("tie", None)}.get(float(value),
+                                                                          (None, None))
     text = str(value).strip().lower()
+    if text == "1.5":  # AlpacaEval's draw
+        return "tie", None
     if text in _TIE:
         kind = _TIE[text]
         return "tie", (kind if kind == "bothbad" else None)
