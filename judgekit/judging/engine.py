@@ -93,6 +93,7 @@ def run_judges(
     rate_window: float = RunConfig.rate_window,
     pending_batches: str = RunConfig.pending_batches,
     transport: str = RunConfig.transport,
+    max_answer_bytes: int = RunConfig.max_answer_bytes,
 ) -> pd.DataFrame:
     """Judge every pair with every judge, in each order, ID arrangement and repeat.
 
@@ -168,6 +169,9 @@ def run_judges(
         client, unless ``client`` is given: then that client sends, with its own
         authentication (Azure), headers, proxies and HTTP settings. Retries, budget, cache,
         rate limits and errors are the same either way, and so is the table.
+    max_answer_bytes : int
+        The largest answer read, in bytes (16 MiB). A paid answer that is longer is stored cut
+        to this size, as an error row saying so (not retried, not paid again by a re-run).
 
     Returns
     -------

@@ -31,6 +31,7 @@ import pandas as pd
 
 from judgekit._stack import caller_level
 from judgekit.exceptions import CacheError, CacheWarning, JudgeConnectionError
+from judgekit.judging.answers import checked_row
 from judgekit.judging.budget import Budget, Reservation
 from judgekit.judging.cache import LEASE, Cache, new_owner, open_cache
 from judgekit.judging.calls import Endpoint, Sender
@@ -150,9 +151,12 @@ class Runner:
         found: set[str] = set()
         redo: list[str] = []
         for row in store.lookup(keys):
-            if self.config.retry_errors and row["status"] != "ok":
-                redo.append(row["key"])
-                continue
+            if self.config.retry_errors:
+                # what the judgment would show: a stored "ok" that no longer reads is an error
+                row = checked_row(row)
+                if row["status"] != "ok":
+                    redo.append(row["key"])
+                    continue
             found.add(row["key"])
             row["cached"] = True
             self.sink(row["key"], row)
@@ -184,6 +188,7 @@ class Runner:
             endpoints=self.endpoints, timeout=config.timeout, max_retries=config.max_retries,
             backoff_base=config.backoff_base, backoff_max=config.backoff_max,
             prices=config.price_table, report=self.report,
+            max_answer_bytes=config.max_answer_bytes,
         )
 
     async def run(self) -> dict[str, Any]:
