@@ -35,7 +35,7 @@ from judgekit.judging.answers import checked_row
 from judgekit.judging.budget import Budget, Reservation
 from judgekit.judging.cache import LEASE, Cache, new_owner, open_cache
 from judgekit.judging.calls import Endpoint, Sender
-from judgekit.judging.clients import EngineLoop, Progress
+from judgekit.judging.clients import EngineLoop, Progress, finish_bar
 from judgekit.judging.config import RunConfig
 from judgekit.judging.limits import EndpointLimits
 from judgekit.judging.pricing import price_of, upper_cost
@@ -277,7 +277,7 @@ class Runner:
         except CacheError as exc:
             self._cache_failed(exc)
             self.report["not_run_stopped"] += len(keys)
-            self.progress.done += len(keys)
+            self.progress.stopped += len(keys)
             self._deferred.clear()
             return []
         for found in stored:
@@ -322,11 +322,13 @@ class Runner:
             key = queue.get_nowait()
             if self._stopped():
                 self.report["not_run_stopped"] += 1
-                self.progress.done += 1
+                self.progress.stopped += 1
                 continue
             state = await self._claim(key)
             if state == "stop":
                 self.report["not_run_stopped"] += 1
+                self.progress.stopped += 1
+                continue
             if state != "mine":
                 self.progress.done += state != "busy"
                 continue
@@ -468,13 +470,17 @@ async def adrive(job: Any, desc: str) -> pd.DataFrame:
 
         bar = tqdm(total=0, desc=desc, unit="call")
         monitor = asyncio.create_task(_monitor(bar, prog))
+    failed = False
     try:
         out = await job.run(prog)
+    except BaseException:
+        failed = True
+        raise
     finally:
         if bar is not None:
             monitor.cancel()
-            bar.n, bar.total = prog.done, prog.total
-            bar.close()
+            bar.total = prog.total
+            finish_bar(bar, prog, desc, failed)
     announce(out.attrs["judgekit_run"])
     return out
 
