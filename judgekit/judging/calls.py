@@ -15,6 +15,11 @@ Failures are sorted by what they may have cost:
 - **paid but unusable** (malformed JSON, no choices, larger than ``max_answer_bytes``): a
   ``paid_error`` row with its reason, stored, not retried. Reading an answer never raises
   (:mod:`judgekit.judging.answers`), so an odd answer costs its own row, not the run.
+  An answer refused on this side as it came (headers beyond the client's limits, an
+  encoding not asked for) is a ``paid_error`` too: the same answer would come again.
+- **an error said with a 200** (``{"error": {...}}`` and no ``choices``, as some routers report
+  an upstream failure): handled as the status the error names (its ``code`` when that is an
+  HTTP status, else 429 for a rate-limit type, else 502), with the server's message.
 
 Every error message and stored answer is scrubbed of the keys the call used.
 """
@@ -38,9 +43,10 @@ from judgekit.judging.budget import Reservation
 from judgekit.judging.limits import EndpointLimits
 from judgekit.judging.requests import Call
 from judgekit.judging.secrets import scrub, scrub_known
-from judgekit.judging.transport import CONNECT, ClientFailure, NoAnswer
+from judgekit.judging.transport import CONNECT, ClientFailure, NoAnswer, Unreadable
 
-__all__ = ["Endpoint", "Sender", "answer_row", "error_info", "retry_after", "row", "usage_tokens"]
+__all__ = ["Endpoint", "Sender", "answer_row", "error_in_200", "error_info", "retry_after", "row",
+           "usage_tokens"]
 
 log = logging.getLogger("judgekit.engine")
 
@@ -111,6 +117,41 @@ def error_info(status: int, text: str) -> tuple[str, str | None, str | None]:
     return (f"Error code: {status} - {detail}" if detail else f"Error code: {status}")[:300], code, kind
 
 
+def error_in_200(text: str) -> int | None:
+    """The status a 2xx answer stands for when it is an error object without ``choices``
+    (``{"error": {"message", "code"}}``), else None.
+
+    Examples
+    --------
+    >>> error_in_200('{"error": {"message": "upstream overloaded", "code": 502}}')
+    502
+    >>> error_in_200('{"error": {"message": "slow down", "type": "rate_limit_error"}}')
+    429
+    >>> error_in_200('{"choices": [], "error": null}') is None
+    True
+    """
+    if '"error"' not in text:   # the common case costs one substring search
+        return None
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(payload, Mapping) or payload.get("choices") or not payload.get("error"):
+        return None
+    inner = payload["error"]
+    code = inner.get("code", inner.get("status")) if isinstance(inner, Mapping) else None
+    try:
+        status = int(str(code).strip())
+    except ValueError:
+        status = 0
+    if 400 <= status <= 599:
+        return status
+    words = " ".join(str(inner.get(k, "")) for k in ("type", "code")) \
+        if isinstance(inner, Mapping) else str(inner)
+    words = words.lower()
+    return 429 if "rate" in words or "quota" in words else 502
+
+
 @dataclass
 class Endpoint:
     """What a run knows about one endpoint: its transport, the keys to scrub, its pacing, and
@@ -172,9 +213,25 @@ class Sender:
                 where.limits.failed(ticket, reached=False)
                 return row(call, "error", error=f"api: {scrub(str(exc), secrets)}",
                            attempts=attempt + 1)
+            except Unreadable as exc:   # an answer came and cannot be kept: final
+                self._reached(where)
+                where.limits.answered(ticket, None, exc.headers)
+                last = scrub(exc.reason, secrets)
+                if exc.status == 0 or 200 <= exc.status < 300:
+                    # paid: stored with the first max_answer_bytes of it, when it was too large
+                    kept = scrub_known(exc.kept.decode("utf-8", "replace"), secrets) \
+                        if exc.kept else None
+                    return row(call, "paid_error", response=kept, error=f"api: {last}",
+                               attempts=attempt + 1, latency=time.perf_counter() - t0)
+                last = f"HTTP {exc.status}: {last}"
+                if exc.status not in RETRY_STATUS:
+                    return row(call, "error", error=f"api: {last}", attempts=attempt + 1)
             else:
                 self._reached(where)
                 status = reply.status
+                said = error_in_200(reply.text) if 200 <= status < 300 else None
+                if said is not None:
+                    status = said   # an error said with a 200: handled as the status it names
                 if 200 <= status < 300:
                     out = answer_row(call, scrub_known(reply.text, secrets),
                                      time.perf_counter() - t0, attempt + 1, self.prices,
@@ -182,7 +239,7 @@ class Sender:
                     where.limits.answered(ticket, out["prompt_tokens"], reply.headers)
                     return out
                 message, code, kind = error_info(status, reply.text)
-                last = scrub(f"HTTP {status}: {message}", secrets)
+                last = scrub(f"HTTP {reply.status}: {message}", secrets)
                 if status == 429:
                     self.report["rate_limited"] += 1
                     wait = retry_after(reply.headers)

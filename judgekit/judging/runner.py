@@ -178,11 +178,14 @@ class Runner:
         urls = {self.plan.url(k) for k in pending}
         transports = make_transports(urls, transport=config.transport, client=config.client,
                                      api_key=config.api_key, timeout=config.timeout,
-                                     pool=config.concurrency)
+                                     pool=config.concurrency,
+                                     max_answer_bytes=config.max_answer_bytes)
         for url, transport in transports.items():
             rpm, tpm = config.limits_for(self.plan.urls[url])
-            limits = EndpointLimits(rpm, tpm, config.rate_window, config.concurrency)
-            self.endpoints[url] = Endpoint(transport, [transport.api_key, *url_secrets(url)],
+            limits = EndpointLimits(rpm, tpm, config.rate_window, config.concurrency,
+                                    max_pause=config.backoff_max, name=self.plan.urls[url])
+            # the key, the URL's and the proxy's credentials (the transport knows its proxy)
+            self.endpoints[url] = Endpoint(transport, [*transport.secrets, *url_secrets(url)],
                                            limits)
         self.sender = Sender(
             endpoints=self.endpoints, timeout=config.timeout, max_retries=config.max_retries,
