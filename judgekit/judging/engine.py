@@ -249,3 +249,16 @@ async def arun_judges(*args: Any, **kwargs: Any) -> pd.DataFrame:
 
 arun_judges.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
 arun_judges.__doc__ = twin_docstring(run_judges, arun_judges.__doc__)
+
+
+# The first reliability series' scripts price what a server billed with these two private names of
+# the engine before its split (cost per call, and the price table with judgekit's defaults).
+def _prices(prices: Mapping[str, Any] | None = None) -> dict[str, tuple[float, float]]:
+    from judgekit.judging.pricing import resolve_prices
+    return resolve_prices(prices)
+
+
+def _cost(model: str, prompt_tokens: int, completion_tokens: int,
+          table: Mapping[str, tuple[float, float]]) -> float:
+    from judgekit.judging.pricing import cost
+    return cost(model, prompt_tokens, completion_tokens, table)
