@@ -50,8 +50,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "run_judges_batch", "submit_batch",
     ),
     "judgekit.metrics": (
-        "REPORT_CARD_METRICS", "StepwiseResult", "accuracy", "disagreement", "flip_noise",
-        "invalid_rate", "length_bias", "mutual_agreement", "overall_win_rate", "position_bias",
+        "REPORT_CARD_METRICS", "StepwiseResult", "accuracy", "disagreement", "flip_heterogeneity",
+        "flip_noise", "invalid_rate", "length_bias", "mutual_agreement", "overall_win_rate", "position_bias",
         "position_bias_factors", "position_consistency", "preference_fairness", "rank_judges",
         "recommend_temperature", "repetition_stability", "report_card", "stepwise_ols",
         "temperature_table",

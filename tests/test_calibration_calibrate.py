@@ -328,3 +328,19 @@ def test_content_free_pairs_ids_and_word_pool_without_row_loops():
     assert drawn <= pool and len(drawn) > 20
     lengths = pd.concat([pairs["response_a"], pairs["response_b"]]).str.split().str.len()
     assert (dc["response_a"].str.split().str.len() == max(int(np.median(lengths)), 1)).all()
+
+
+def test_noa_on_the_papers_three_arrangements_uses_the_three_arrangement_objective():
+    # the paper's protocol judges X0, X1 and X2 only; the default objective must then be "full"
+    # (X0, X1, X2), and it must recover the judge's own unbiased probabilities (known here)
+    j = noisy_arrangement_judgments(1200, token_bias=1.0, seed=4)
+    three = j[~((j["order"] == "ab") & j["id_swap"])]          # drop X3
+    assert set(jk.with_arrangements(three)["arrangement"]) == {"X0", "X1", "X2"}
+    cal, out = jk.calibrate(three, "noa")
+    assert cal.info["sim"]["objective"] == "full"
+    held = out[out["calibration_split"] == "evaluation"]
+    rmse = np.sqrt(np.mean((held["p_a_calibrated"] - held["p_a_unbiased"]) ** 2))
+    raw = np.sqrt(np.mean((held["p_a"] - held["p_a_unbiased"]) ** 2))
+    assert raw > 0.15 and rmse < 0.015
+    # with all four arrangements present the default stays "four"
+    assert jk.calibrate(j, "noa").calibrator.info["sim"]["objective"] == "four"

@@ -88,8 +88,20 @@ def test_small_sample_intervals_use_t_and_divisor_n_minus_1():
     for method, lm in (("classical", 0.0), ("ppi", 1.0), ("ppi++", lam)):
         theta = lm * Yu.mean() + (Y - lm * Yh).mean()
         se = np.sqrt(lm**2 * Yu.var() / N + (Y - lm * Yh).var(ddof=1) / n)
-        assert abs(out.loc[method, "ci_high"] - (theta + t * se)) < 1e-10
-        assert abs(out.loc[method, "ci_low"] - (theta - t * se)) < 1e-10
+        assert abs(out.loc[method, "se"] - se) < 1e-12
+        # the interval is the t interval widened where the labels' spread can understate the
+        # variance: each end solves (θ̂ − θ)² = t² V(θ), V written out here from the docs
+        r = Y - lm * Yh
+        ss = np.sum((r - r.mean()) ** 2)
+        excess = max(0.0, (ss + 1) / (n + 1) * n / (n - 1) - ss / (n - 1)) / n
+
+        def V(th, se=se, excess=excess):
+            return se**2 + max(excess, max(0.0, th * (1 - th) - Y.mean() * (1 - Y.mean())) / (n - 1))
+
+        low, high = out.loc[method, ["ci_low", "ci_high"]]
+        assert low <= theta - t * se and high >= theta + t * se
+        for end in (low, high):
+            assert abs((theta - end) ** 2 - t**2 * V(end)) < 1e-9
 
 
 # ---------------------------------------------------------- survey-sampling forms (finite, strata)
@@ -200,10 +212,11 @@ def test_quick_path_equals_public_function():
     for estimand in ("population", "pairs"):
         quick = _fit.quick(ys, f, estimand)
         out = _by_method(jk.ppi_mean(ys, f, estimand=estimand))
-        for method, (theta, se, crit) in quick.items():
+        for method, (theta, se, _crit) in quick.items():
             assert theta == pytest.approx(out.loc[method, "estimate"], abs=1e-14)
             assert se == pytest.approx(out.loc[method, "se"], abs=1e-14)
-            assert theta + crit * se == pytest.approx(out.loc[method, "ci_high"], abs=1e-14)
+        for method, (_, _, low, high) in _fit.quick_intervals(ys, f, estimand).items():
+            assert (low, high) == pytest.approx(tuple(out.loc[method, ["ci_low", "ci_high"]]), abs=1e-14)
 
 
 def test_all_labelled_gives_the_classical_estimate():

@@ -558,3 +558,22 @@ def test_agreement_without_shared_valid_verdicts_warns():
         ma = jk.mutual_agreement(j, n_boot=0).set_index(["metric", "judge_1", "judge_2"])
     assert np.isnan(ma.loc[("agreement", "J", "K"), "estimate"])
     assert ma.loc[("agreement", "J", "J"), "estimate"] == 1.0
+
+
+def test_an_empty_length_stratum_warns_on_the_report_card_as_in_the_tidy_function():
+    # labels and both orders exist, but every preferred response is the longer one: LB is NaN
+    # because of the data, not the design, so the report card warns like jk.length_bias does
+    pairs, j, _ = jk.simulate_judgments(200, accuracy=0.8, repeats=2, flip_q=0.1, seed=0)
+    a_pref = (pairs["label"] == "a").to_numpy()
+    lo = np.minimum(pairs["len_a"], pairs["len_b"]).to_numpy()
+    hi = np.maximum(pairs["len_a"], pairs["len_b"]).to_numpy() + 10
+    pairs = pairs.assign(len_a=np.where(a_pref, hi, lo), len_b=np.where(a_pref, lo, hi))
+    why = "no labelled pair judged in both orders where the preferred response is not the longer one"
+    with pytest.warns(jk.MetricWarning, match=f"length_bias.*NaN for judge='sim': {why}"):
+        tidy = jk.length_bias(j, pairs, n_boot=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        card = jk.report_card(j, pairs, n_boot=0)
+    assert np.isnan(tidy.set_index("metric").loc["length_bias", "estimate"])
+    assert np.isnan(card.loc[0, "length_bias"])
+    assert [str(w.message) for w in caught] == [f"length_bias is NaN for judge='sim': {why}"]

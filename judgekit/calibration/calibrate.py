@@ -495,8 +495,9 @@ def calibrate(
             s = cells.s[block]
             judge_objective = objective or (_NOA_DEFAULTS[method][0] if noa else None)
             if method == "noa" and objective is None:
-                judge_objective = "four" if settings == "judgekit" and (
-                    ~np.isnan(s[:, [0, 1, 2, 3]]).all(axis=1)).sum() >= 2 else "full"
+                # pairs with a probability in every one of X0..X3 (not: pairs not all missing)
+                complete4 = int((~np.isnan(s[:, [0, 1, 2, 3]])).all(axis=1).sum())
+                judge_objective = "four" if settings == "judgekit" and complete4 >= 2 else "full"
             needed = _needed(method, judge_objective, by_position)
             ok = ~np.isnan(s[:, list(needed)]).any(axis=1)
             if ok.sum() < 2:

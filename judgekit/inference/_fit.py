@@ -166,6 +166,88 @@ def critical(ci: float, n_labelled: int, method: str, small_sample: bool) -> flo
     return float(stats.norm.ppf(0.5 + ci / 2))
 
 
+def _range(fits: list[Fitted], signs: list[float]) -> tuple[float, float] | None:
+    """The range the estimand lies in when every outcome and prediction lies in [0, 1]: [0, 1]
+    for a rate, [-1, 1] for a difference of two; None otherwise (e.g. a score)."""
+    for f in fits:
+        y = f.unit.y[~np.isnan(f.unit.y)]
+        if y.size == 0 or y.min() < 0 or y.max() > 1 or f.unit.f.min() < 0 or f.unit.f.max() > 1:
+            return None
+    return (0.0, 1.0) if len(fits) == 1 else (-1.0, 1.0)
+
+
+def _score_extra(f: Fitted, method: str, z: float) -> tuple[float, float, int]:
+    """What the score-type interval adds to the variance: the residuals' shrunk excess and the
+    labels' centre ȳ (1 − ȳ), and n (see :func:`score_interval`)."""
+    lab = ~np.isnan(f.unit.y)
+    y = f.unit.y[lab]
+    n = len(y)
+    r = y - f.lam[method] * f.unit.f[lab]
+    ss = float(np.sum((r - r.mean()) ** 2))
+    # one pseudo-pair whose residual sits 1 from the mean (a disagreement): the residuals'
+    # variance is not read as ~0 from labels that happen to contain no disagreement
+    excess = max(0.0, (ss + 1.0) / (n + 1.0) * n / (n - 1.0) - ss / (n - 1.0)) / n
+    ybar = float(y.mean())
+    return excess, ybar * (1.0 - ybar), n
+
+
+def score_interval(estimate: float, se: float, z: float, excess: float, centre: float, n: int,
+                   bounds: tuple[float, float] = (0.0, 1.0)) -> tuple[float, float]:
+    """The smallest interval holding {θ : |θ̂ − θ| <= z sqrt(V(θ))}, within ``bounds``, where
+    V(θ) = se² + max(excess, (θ(1 − θ) − ȳ(1 − ȳ)) / (n − 1)) and ``centre`` is ȳ(1 − ȳ): the
+    CLT interval widened where the labels' own spread, or their residuals', can understate the
+    variance (a rare class, or a rare disagreement with the judge).
+
+    θ(1 − θ) − ȳ(1 − ȳ) is the gap between the outcome's variance if the rate were θ and the one
+    the labels show (for outcomes in [0, 1], Var y = θ(1 − θ) − E[y(1 − y)] exactly); with
+    λ = 0 and binary labels the interval contains Wilson's. The accepted set is the union of
+    |θ − θ̂| <= z sqrt(se² + excess) and the solutions of a quadratic inequality, both intervals,
+    so its ends are closed-form.
+    """
+    lo, hi = bounds
+    half = z * math.sqrt(se * se + excess)
+    low, high = estimate - half, estimate + half
+    # (θ − θ̂)² <= z² (se² + (θ − θ² − c)/(n − 1)):  (1 + k) θ² − (2 θ̂ + k) θ + θ̂² − z² se² + k c <= 0
+    k = z * z / (n - 1.0)
+    a, b, c = 1.0 + k, -(2.0 * estimate + k), estimate * estimate - z * z * se * se + k * centre
+    disc = b * b - 4.0 * a * c
+    if disc > 0:
+        root = math.sqrt(disc)
+        low, high = min(low, (-b - root) / (2 * a)), max(high, (-b + root) / (2 * a))
+    return float(np.clip(low, lo, hi)), float(np.clip(high, lo, hi))
+
+
+def clt_interval(fits: list[Fitted], signs: list[float], method: str, estimate: float, se: float,
+                 z: float, small_sample: bool) -> tuple[float, float]:
+    """The CLT interval: estimate ± z se, within the estimand's range for outcomes in [0, 1]; with
+    ``small_sample`` on the papers' path (one unit) and a method resting on labels, the
+    score-type interval of :func:`score_interval`."""
+    bounds = _range(fits, signs)
+    low, high = estimate - z * se, estimate + z * se
+    if bounds is None:
+        return low, high
+    f = fits[0]
+    if small_sample and len(fits) == 1 and f.path == "paper" and method != "judge_only" \
+            and f.n_labelled >= 2 and not (~np.isnan(f.unit.y)).all():
+        excess, centre, n = _score_extra(f, method, z)
+        return score_interval(estimate, se, z, excess, centre, n, bounds)
+    return float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
+
+
+def _warn_constant(fits: list[Fitted], small_sample: bool) -> None:
+    for f in fits:
+        y = f.unit.y[~np.isnan(f.unit.y)]
+        if y.size and np.all(y == y[0]):
+            who = f"judge {f.unit.judge!r}{', model ' + repr(f.unit.model) if f.unit.model else ''}"
+            how = ("the CLT intervals use the score-type bound (small_sample=True), wide by design"
+                   if small_sample and f.path == "paper" else
+                   "the label-only interval has zero width and the others rest on the judge alone; "
+                   "treat them as unreliable")
+            warnings.warn(f"ppi: all {y.size} labels of {who} are {y[0]:g}: their spread says "
+                          f"nothing about the uncertainty; {how}. Label more pairs",
+                          MetricWarning, stacklevel=caller_level())
+
+
 def rows(fits: list[Fitted], signs: list[float], *, label: dict, methods: list[str],
          interval: str, n_boot: int, ci: float, seed: int, small_sample: bool) -> list[dict]:
     """Output rows (one per method and interval kind) for Σ sign_k θ̂_k."""
@@ -176,6 +258,8 @@ def rows(fits: list[Fitted], signs: list[float], *, label: dict, methods: list[s
             "n_invalid": sum(f.unit.n_invalid for f in fits),
             "estimand": fits[0].estimand}
     out = []
+    _warn_constant(fits, small_sample)
+    bounds = _range(fits, signs)
     boot = bootstrap(fits, signs, n_boot, seed) if interval in ("bootstrap", "both") else None
     if boot is not None:
         _bootstrap.warn_few_clusters(base["n_clusters"], "ppi_win_rates", unit="clusters")
@@ -186,14 +270,16 @@ def rows(fits: list[Fitted], signs: list[float], *, label: dict, methods: list[s
         if interval in ("clt", "both"):
             se = clt_se(fits, signs, method)
             z = critical(ci, min(f.n_labelled for f in fits), method, small_sample)
-            out.append({**common, "interval": "clt", "se": se,
-                        "ci_low": estimate - z * se, "ci_high": estimate + z * se})
+            low, high = clt_interval(fits, signs, method, estimate, se, z, small_sample)
+            out.append({**common, "interval": "clt", "se": se, "ci_low": low, "ci_high": high})
         if boot is not None:
             low, high, se = _bootstrap.interval(boot[method], ci)
             if not np.isfinite(se):
                 warnings.warn(f"ppi_win_rates: too many bootstrap resamples of {method} were "
                               "undefined (a resample without labelled pairs); interval is NaN",
                               MetricWarning, stacklevel=caller_level())
+            if bounds is not None:
+                low, high = np.clip(low, *bounds), np.clip(high, *bounds)
             out.append({**common, "interval": "bootstrap", "se": float(se),
                         "ci_low": float(low), "ci_high": float(high)})
     return out
@@ -206,11 +292,14 @@ def quick(y: np.ndarray, f: np.ndarray, estimand: str = "population", *, ci: flo
     M = len(y)
     unit = Unit(judge="", model=None, pair_id=np.arange(M), y=y, f=f, cluster=np.arange(M),
                 stratum=np.zeros(M, dtype=np.int64), strata=["all"], pi=None, n_invalid=0)
-    fitted = fit_unit(unit, estimand, small_sample)
+    return _quick(fit_unit(unit, estimand, small_sample), ci, small_sample)
+
+
+def _quick(fitted: Fitted, ci: float, small_sample: bool) -> dict[str, tuple[float, float, float]]:
     out = {}
     for method in est.METHODS:
         t = fitted.terms[method]
-        if estimand == "population" or method == "judge_only":
+        if fitted.estimand == "population" or method == "judge_only":
             var = float(np.sum(t * t))
         else:
             var = float(np.sum((1.0 - fitted.weighted.pi) * t * t))
@@ -219,4 +308,19 @@ def quick(y: np.ndarray, f: np.ndarray, estimand: str = "population", *, ci: flo
                 var *= n / (n - p)
         out[method] = (fitted.estimates[method], math.sqrt(var),
                        critical(ci, fitted.n_labelled, method, small_sample))
+    return out
+
+
+def quick_intervals(y: np.ndarray, f: np.ndarray, estimand: str = "population", *,
+                    ci: float = 0.95, small_sample: bool = True
+                    ) -> dict[str, tuple[float, float, float, float]]:
+    """(estimate, CLT standard error, ci_low, ci_high) per method, as :func:`ppi_mean` reports
+    them, for one unit of independent items."""
+    M = len(y)
+    unit = Unit(judge="", model=None, pair_id=np.arange(M), y=y, f=f, cluster=np.arange(M),
+                stratum=np.zeros(M, dtype=np.int64), strata=["all"], pi=None, n_invalid=0)
+    fitted = fit_unit(unit, estimand, small_sample)
+    out = {}
+    for method, (theta, se, z) in _quick(fitted, ci, small_sample).items():
+        out[method] = (theta, se, *clt_interval([fitted], [1.0], method, theta, se, z, small_sample))
     return out

@@ -71,7 +71,7 @@ def coverage_study(
     """Coverage of the human win rate and mean interval width per judge, design and method."""
     import pandas as pd
 
-    from judgekit.inference._fit import quick
+    from judgekit.inference._fit import quick_intervals
 
     judges = STUDY_JUDGES if judges is None else judges
     rng = np.random.default_rng(seed)
@@ -88,10 +88,10 @@ def coverage_study(
                     ys = np.full(P, np.nan)
                     idx = rng.choice(P, n, replace=False)
                     ys[idx] = y[idx]
-                    for method, (theta, se, z) in quick(ys, f, ci=ci,
-                                                        small_sample=small_sample).items():
-                        hits.setdefault(method, []).append(abs(theta - win_rate) <= z * se)
-                        widths.setdefault(method, []).append(2 * z * se)
+                    for method, (_, _, low, high) in quick_intervals(
+                            ys, f, ci=ci, small_sample=small_sample).items():
+                        hits.setdefault(method, []).append(low <= win_rate <= high)
+                        widths.setdefault(method, []).append(high - low)
                 for method in hits:
                     rows.append({"judge": name, "n_pairs": P, "n_labels": n, "method": method,
                                  "coverage": float(np.mean(hits[method])),

@@ -139,10 +139,13 @@ def ppi_win_rates(
         not look like a random sample (see :func:`check_labelling`), unless ``sampling_prob`` is
         given.
     small_sample : bool, default True
-        CLT intervals with Student's t quantile (n − 1 degrees of freedom, n the labels) and
-        the labelled pairs' variances with divisor n − 1, which keeps coverage at the nominal
-        level down to 50 labels. False gives the papers' normal intervals with divisor n (and
-        ppi-python's numbers) exactly.
+        CLT intervals with Student's t quantile (n − 1 degrees of freedom, n the labels), the
+        labelled pairs' variances with divisor n − 1 and, for simple random labels and the
+        population estimand, a score-type widening where the labels' spread can understate the
+        variance (a rare class, a rare disagreement with the judge; see Notes). In simulations
+        this keeps coverage at or above 0.93 down to 50 labels, also at rates of 0.92-0.98, and
+        at or above 0.94 with 20 labels there. False gives the papers' normal intervals with
+        divisor n (ppi-python's numbers exactly, wherever its interval lies inside [0, 1]).
     n_boot : int, default 1000
         Bootstrap resamples.
     ci : float, default 0.95
@@ -176,7 +179,24 @@ def ppi_win_rates(
     * judge-only: mean of f over all n + N pairs;
     * PPI++: θ̂_λ = λ f̄_N + (ȳ_n − λ f̄_n), variance λ² s²_f,N / N + s²_{y−λf} / n, with
       λ̂ = Cov_n(y, f) / ((1 + n/N) Var(f)) clipped to [0, 1]; PPI is λ = 1 (Angelopoulos et
-      al. 2023, Angelopoulos, Duchi and Zrnic 2023). Variances use divisor n (as ppi-python).
+      al. 2023, Angelopoulos, Duchi and Zrnic 2023). With ``small_sample=False`` the variances
+      use divisor n and the interval the normal quantile (as ppi-python); by default the
+      labelled pairs' variances use divisor n − 1 and the quantile is Student's t with n − 1
+      degrees of freedom.
+
+    For simple random labels and the population estimand, with ``small_sample=True`` (the
+    default), the CLT interval of the classical, PPI and PPI++ estimates is the smallest one
+    holding every θ with |θ̂ − θ| <= t sqrt(V(θ)), V(θ) = se² + max(e, (θ(1 − θ) − ȳ(1 − ȳ))
+    / (n − 1)): θ(1 − θ) − ȳ(1 − ȳ) is how much larger the outcome's variance would be at θ
+    than the labels show (a Wilson-type score term: with λ = 0 and binary labels the interval
+    contains Wilson's), and e adds one pseudo-pair whose residual y − λf sits 1 from the mean,
+    so labels that happen to hold no disagreement with the judge do not read as no variance.
+    Both only widen the t interval (by 0-3% at 300 labels and a rate of 0.6 in the simulations,
+    more at extreme rates, where the t interval undercovers).
+
+    For outcomes in [0, 1] every interval (CLT, bootstrap, any ``small_sample``) is cut to
+    [0, 1] (to [−1, 1] for a difference). Labels that are all the same value warn
+    (:class:`~judgekit.exceptions.MetricWarning`): their spread is zero.
 
     With strata, sampling probabilities or ``estimand="pairs"``, the prediction is the fitted
     g = a_h + λ f (an intercept per stratum, one slope, weighted least squares with weights
@@ -207,8 +227,8 @@ def ppi_win_rates(
            method  estimate  ci_low  ci_high  n_labelled
     0   classical     0.460   0.390    0.530         200
     1  judge_only     0.501   0.487    0.514         200
-    2         ppi     0.510   0.464    0.557         200
-    3       ppi++     0.508   0.462    0.554         200
+    2         ppi     0.510   0.463    0.558         200
+    3       ppi++     0.508   0.461    0.555         200
     >>> round(float((pairs["label"] == "a").mean()), 3)   # the truth from all 3,000 labels
     0.506
     """

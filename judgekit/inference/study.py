@@ -89,20 +89,20 @@ def label_subset_study(
             if not 2 <= n < M:
                 raise ValueError(f"sizes: {n} labels is not between 2 and the {M} labelled pairs "
                                  f"of judge {u.judge!r}")
-            res: dict[str, list[tuple[float, float, float]]] = {}
+            res: dict[str, list[tuple[float, float, float, float]]] = {}
             for _ in range(reps):
                 ys = np.full(M, np.nan)
                 idx = rng.choice(M, n, replace=False)
                 ys[idx] = u.y[idx]
-                for method, triple in _fit.quick(ys, u.f, estimand, ci=ci,
-                                                 small_sample=small_sample).items():
-                    res.setdefault(method, []).append(triple)
+                for method, quad in _fit.quick_intervals(ys, u.f, estimand, ci=ci,
+                                                         small_sample=small_sample).items():
+                    res.setdefault(method, []).append(quad)
             for method, values in res.items():
-                theta, se, z = np.asarray(values).T
+                theta, _, low, high = np.asarray(values).T
                 rows.append({"judge": u.judge, "model": u.model, "n_labels": n, "method": method,
                              "truth": truth,
-                             "coverage": float(np.mean(np.abs(theta - truth) <= z * se)),
-                             "width": float(np.mean(2 * z * se)),
+                             "coverage": float(np.mean((low <= truth) & (truth <= high))),
+                             "width": float(np.mean(high - low)),
                              "bias": float(np.mean(theta) - truth),
                              "rmse": float(np.sqrt(np.mean((theta - truth) ** 2))),
                              "n_pairs": M, "reps": reps})

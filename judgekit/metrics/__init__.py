@@ -11,6 +11,7 @@ from judgekit.metrics.consistency import (
     repetition_stability,
 )
 from judgekit.metrics.factors import StepwiseResult, position_bias_factors, stepwise_ols
+from judgekit.metrics.heterogeneity import flip_heterogeneity
 from judgekit.metrics.rankings import rank_judges
 from judgekit.metrics.report import REPORT_CARD_METRICS, report_card
 from judgekit.metrics.temperature import recommend_temperature, temperature_table
@@ -21,6 +22,7 @@ __all__ = [
     "StepwiseResult",
     "accuracy",
     "disagreement",
+    "flip_heterogeneity",
     "flip_noise",
     "invalid_rate",
     "length_bias",

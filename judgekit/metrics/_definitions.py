@@ -124,10 +124,14 @@ _NO_VALID_BOTH = Reason(
 _NEEDS_BOTH_ORDERS = Reason(lambda t: t[st.HB] == 0,
                             "no labelled pair (label 'a' or 'b') was judged in both orders",
                             (st.HB,))
+# An empty length stratum among labelled pairs judged in both orders is a property of the data
+# (every preferred response is the longer one, say), not of the design: it warns on the report
+# card too. Where no labelled pair was judged in both orders, _NEEDS_BOTH_ORDERS explains it first.
 _NEEDS_STRATUM = {s: Reason(
     lambda t, s=s: t[st.HB_S[s]] == 0,
     "no labelled pair judged in both orders where the preferred response "
-    f"{'is' if s == 'longer' else 'is not'} the longer one", (st.HB_S[s],)) for s in st.STRATA}
+    f"{'is' if s == 'longer' else 'is not'} the longer one", (st.HB_S[s],), design=False)
+    for s in st.STRATA}
 _NEEDS_BOTH_JUDGED = Reason(
     lambda t: t[st.PAIRS] + t[st.PAIRS_INVALID] == 0,
     "no pair was judged in both orders (with matching repeats)", (st.PAIRS, st.PAIRS_INVALID))
@@ -240,7 +244,8 @@ def _stratum_metric(s: str) -> Metric:
     where = "is the longer one" if s == "longer" else "is not the longer one"
     return Metric(
         f"acc_both_{s}", f"de-noised Acc_both where the preferred response {where}", _LB_STATS,
-        estimate, reasons=_labelled(*_BOTH, design=(_NEEDS_STRATUM[s],), both=True),
+        estimate, reasons=(*_labelled(*_BOTH, design=(_NEEDS_BOTH_ORDERS,), both=True),
+                           _NEEDS_STRATUM[s]),
         denoised=lambda t, opt: _lb_denoised(t, opt, s),
         families=("length_bias",),
     )
@@ -366,7 +371,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in [
     Metric("length_bias",
            "de-noised Acc_both(preferred response longer) - Acc_both(not longer)", _LB_STATS,
            _length_bias,
-           reasons=_labelled(*_BOTH, design=tuple(_NEEDS_STRATUM.values()), both=True),
+           reasons=(*_labelled(*_BOTH, design=(_NEEDS_BOTH_ORDERS,), both=True),
+                    *_NEEDS_STRATUM.values()),
            denoised=lambda t, opt: _lb_denoised(t, opt, "longer") & _lb_denoised(t, opt, "shorter"),
            families=("length_bias",), card=True),
     _stratum_metric("longer"),

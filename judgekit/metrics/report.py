@@ -85,7 +85,9 @@ def report_card(
     de-noising (``denoised`` False). These NaN, which the tables cannot avoid by design, raise no
     warning. Every other NaN does (:class:`MetricWarning`, one per reason, naming the groups and
     the metrics): no valid verdict where one is needed (a judge whose every call failed has no
-    accuracy and no bias, not a bias of 0), and de-noising that breaks down (1 - 2q <= 0.05).
+    accuracy and no bias, not a bias of 0), an empty length stratum (labelled pairs judged in
+    both orders, but none where the preferred response is the longer one, or none where it is
+    not: length bias is NaN), and de-noising that breaks down (1 - 2q <= 0.05).
     Intervals resampled from fewer than 5 pairs warn too (one pair gives an interval of width 0).
 
     Groups without the judge column (``by=[]``, ``by="dataset"``) pool judges: each judge's
