@@ -66,7 +66,7 @@ def test_the_three_kinds_and_their_sentences():
     # notebook 10's ChatGPT/Vanilla: an interval reaching +0.37 is no evidence of no bias
     unsure = effect_finding(0.18, ci=(-0.01, 0.37), margin=0.1, n=100, what="length bias")
     assert unsure.kind == "inconclusive"
-    assert "no length bias" not in unsure.sentence and "inconclusive" in unsure.sentence
+    assert "no length bias" not in unsure.sentence and ": inconclusive" in unsure.sentence
     assert unsure.n_needed > 100 and f"{unsure.n_needed:,} pairs" in unsure.sentence
     # a narrow interval around 0 that still reaches past the margin does not say "no bias"
     wide = effect_finding(0.0, ci=(-0.15, 0.15), margin=0.1, n=300, what="position bias")

@@ -232,7 +232,7 @@ def effect_finding(estimate: float, *, margin: float, ci: tuple[float, float] | 
         f"{null - margin:.{digits}f} to {null + margin:.{digits}f}{unit}"
 
     if not (math.isfinite(estimate) and math.isfinite(se) and se > 0):
-        sentence = f"{what} inconclusive: {shown}; without an interval no test can decide"
+        sentence = f"{what}: inconclusive, {shown}; without an interval no test can decide"
         return EffectFinding("inconclusive", sentence, estimate, lo, hi, se, margin, float("nan"),
                              n, None)
     p_eq = max(1 - _N.cdf((estimate - (null - margin)) / se),
@@ -251,8 +251,8 @@ def effect_finding(estimate: float, *, margin: float, ci: tuple[float, float] | 
                     f"{m_text} ({p_text})")
     else:
         kind = "inconclusive"
-        sentence = (f"{what} inconclusive: {shown} neither excludes {null:g} nor rules out "
-                    f"an effect of {m_text}")
+        sentence = (f"{what}: inconclusive, {shown} neither excludes {null:g} nor puts it "
+                    f"within {m_text}")
         if n_needed is not None and n is not None:
             more = max(0, n_needed - n)
             sentence += (f"; about {n_needed:,} {units} ({more:,} more than the {n:,} here) would "
