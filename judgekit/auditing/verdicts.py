@@ -39,6 +39,8 @@ class Finding:
     level: str
     section: str
     text: str
+    metric: str = ""   # what it reads, e.g. "position_bias" (empty for threshold findings)
+    kind: str = ""     # "effect", "no_material_effect", "inconclusive" or "unmeasurable"
 
 
 def margins_with(given: Mapping[str, float] | None) -> dict[str, float]:
@@ -107,9 +109,11 @@ def bias_findings(pb: pd.DataFrame, lb: pd.DataFrame, many: bool, margins: Mappi
             text = got.sentence
             if got.kind == "effect":
                 side = pos if got.estimate > 0 else neg
-                out.append(Finding("warn", "accuracy", f"{_subject(row['judge'], many)}favours {side}: {text}"))
+                out.append(Finding("warn", "accuracy", f"{_subject(row['judge'], many)}favours {side}: {text}",
+                                   metric, got.kind))
                 continue
-            out.append(Finding(_LEVEL[got.kind], "accuracy", _who(row["judge"], many) + _cap(text)))
+            out.append(Finding(_LEVEL[got.kind], "accuracy", _who(row["judge"], many) + _cap(text),
+                               metric, got.kind))
     return out
 
 
