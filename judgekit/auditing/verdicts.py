@@ -68,6 +68,11 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _line(who: str, text: str) -> str:
+    """A finding's text: after the judge's name as written, else capitalised."""
+    return who + text if who else _cap(text)
+
+
 _LEVEL = {"effect": "warn", "no_material_effect": "good", "inconclusive": "open"}
 
 
@@ -105,6 +110,11 @@ def bias_findings(pb: pd.DataFrame, lb: pd.DataFrame, many: bool, margins: Mappi
         for _, row in frame[frame["metric"] == metric].iterrows():
             if pd.isna(row["estimate"]):
                 continue
+            if metric == "length_bias":  # the row counts one stratum; the estimate uses both
+                strata = frame[(frame["judge"] == row["judge"])
+                               & frame["metric"].isin(["acc_both_longer", "acc_both_shorter"])]
+                row = row.copy()
+                row["n"] = int(strata["n"].sum()) if len(strata) == 2 else row["n"]
             got = _read_row(row, margins[metric], f"de-noised {label}", units="labelled pairs")
             text = got.sentence
             if got.kind == "effect":
@@ -112,7 +122,7 @@ def bias_findings(pb: pd.DataFrame, lb: pd.DataFrame, many: bool, margins: Mappi
                 out.append(Finding("warn", "accuracy", f"{_subject(row['judge'], many)}favours {side}: {text}",
                                    metric, got.kind))
                 continue
-            out.append(Finding(_LEVEL[got.kind], "accuracy", _who(row["judge"], many) + _cap(text),
+            out.append(Finding(_LEVEL[got.kind], "accuracy", _line(_who(row["judge"], many), text),
                                metric, got.kind))
     return out
 
@@ -130,7 +140,7 @@ def fairness_findings(pf: pd.DataFrame, many: bool, margins: Mapping[str, float]
             out.append(Finding("warn", "consistency", f"{_subject(row['judge'], many)}favours the "
                                f"{side} position when it changes its verdict: {text}"))
             continue
-        out.append(Finding(_LEVEL[got.kind], "consistency", _who(row["judge"], many) + _cap(text)))
+        out.append(Finding(_LEVEL[got.kind], "consistency", _line(_who(row["judge"], many), text)))
     return out
 
 
@@ -146,7 +156,7 @@ def lean_finding(judge: str, mean: pd.Series, many: bool, margins: Mapping[str, 
         side = "first" if got.estimate > 0.5 else "second"
         return Finding("warn", "calibration", f"{_subject(judge, many)}leans to the {side}-shown "
                        f"response in its probabilities: {text}")
-    return Finding(_LEVEL[got.kind], "calibration", _who(judge, many) + _cap(text))
+    return Finding(_LEVEL[got.kind], "calibration", _line(_who(judge, many), text))
 
 
 # --------------------------------------------------------------------------- win rates and length
@@ -211,25 +221,25 @@ def length_findings(lc: pd.DataFrame, gaps: pd.DataFrame, baseline: str, many: b
                 f"{abs(row['gap_mean']):,.0f} characters {'longer' if row['gap_mean'] > 0 else 'shorter'}"
                 " than the baseline's on average)")))
         if len(effects) > 3:
-            out.append(Finding("warn", "win_rates", _cap(
-                f"{who}length control moves the win rates of {len(effects) - 3} more models beyond "
+            out.append(Finding("warn", "win_rates", _line(who,
+                f"length control moves the win rates of {len(effects) - 3} more models beyond "
                 "their intervals (see the LC table)")))
         if equal:
             names = [r["model"] for r, _ in equal]
-            out.append(Finding("good", "win_rates", _cap(
-                f"{who}for {len(equal)} model{'s' if len(equal) != 1 else ''} ({_list(names)}), "
+            out.append(Finding("good", "win_rates", _line(who,
+                f"for {len(equal)} model{'s' if len(equal) != 1 else ''} ({_list(names)}), "
                 f"length control changes the win rate by less than ±{margins['lc_shift']:g} points "
                 "(equivalence test); this is about these models' win rates, whose answers differ "
                 "in length from the baseline's, not a bound on the judge's length bias for others")))
         for row, got in unsure[:3]:
-            out.append(Finding("open", "win_rates", _cap(
-                f"{who}{row['model']}'s win rate against {baseline}: {got.sentence}")))
+            out.append(Finding("open", "win_rates", _line(who,
+                f"{row['model']}'s win rate against {baseline}: {got.sentence}")))
         if len(unsure) > 3:
-            out.append(Finding("open", "win_rates", _cap(
-                f"{who}the length effect is inconclusive for {len(unsure) - 3} more models")))
+            out.append(Finding("open", "win_rates", _line(who,
+                f"the length effect is inconclusive for {len(unsure) - 3} more models")))
         for row, shift in blind[:3]:
-            out.append(Finding("open", "win_rates", _cap(
-                f"{who}length bias cannot be measured from {row['model']}: its answers average "
+            out.append(Finding("open", "win_rates", _line(who,
+                f"length bias cannot be measured from {row['model']}: its answers average "
                 f"{row['avg_length']:,.0f} characters against the baseline's "
                 f"{_baseline_length(lc, judge):,.0f} (gap {row['gap_mean']:+,.0f}, sd "
                 f"{row['gap_sd']:,.0f} per pair; the length term averages {row['reach']:+.2f} of "
@@ -238,8 +248,8 @@ def length_findings(lc: pd.DataFrame, gaps: pd.DataFrame, baseline: str, many: b
                 "points): these data cannot tell a length-biased judge from an unbiased one; a "
                 "model whose answers are clearly longer or shorter than the baseline's would")))
         if len(blind) > 3:
-            out.append(Finding("open", "win_rates", _cap(
-                f"{who}{len(blind) - 3} more models are too close to the baseline's length to "
+            out.append(Finding("open", "win_rates", _line(who,
+                f"{len(blind) - 3} more models are too close to the baseline's length to "
                 "show a length effect")))
     return out
 
@@ -271,15 +281,15 @@ def calibration_findings(judge: str, summary: pd.DataFrame, share: float,
     d = summary.set_index("metric")
     ece = d.loc["ece", "estimate"] if "ece" in d.index else np.nan
     if pd.notna(share) and share >= margins["argmax_share"]:
-        out.append(Finding("open", "calibration", _cap(
-            f"{who}the verdict is the likelier response under the judge's own probability in "
+        out.append(Finding("open", "calibration", _line(who,
+            f"the verdict is the likelier response under the judge's own probability in "
             f"{share:.1%} of its judgments, so the reliability table against its verdicts is a "
             f"step (0 below 0.5, 1 above) and its ECE ({ece:.3f}) only measures how close the "
             "probabilities sit to 0 and 1: whether they are calibrated cannot be measured "
             "without human labels")))
     elif pd.notna(ece):
-        out.append(Finding("open", "calibration", _cap(
-            f"{who}its probabilities agree with its own verdicts to {ece:.3f} (expected calibration "
+        out.append(Finding("open", "calibration", _line(who,
+            f"its probabilities agree with its own verdicts to {ece:.3f} (expected calibration "
             "error against the verdicts: self-consistency, not calibration to the truth, which "
             "needs human labels)")))
     if to_labels is not None and not to_labels.empty:
@@ -291,8 +301,8 @@ def calibration_findings(judge: str, summary: pd.DataFrame, share: float,
             "warn" if pd.notna(row["ci_low"]) and row["ci_low"] > cut else "open"
         ci = (f" (95% CI {row['ci_low']:.3f} to {row['ci_high']:.3f})"
               if pd.notna(row["ci_low"]) else "")
-        out.append(Finding(level, "calibration", _cap(
-            f"{who}against the human labels of {n:,} judgments its P(first shown wins) has an "
+        out.append(Finding(level, "calibration", _line(who,
+            f"against the human labels of {n:,} judgments its P(first shown wins) has an "
             f"expected calibration error of {row['estimate']:.3f}{ci}"
             + ("" if level != "open" else f"; whether it is under {cut:.2f} is not decided"))))
     return out
