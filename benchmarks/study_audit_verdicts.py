@@ -54,19 +54,18 @@ def main() -> None:
     parser.add_argument("--boot", type=int, default=200)
     args = parser.parse_args()
     t0 = time.perf_counter()
-    rows = []
+    print(f"{args.reps} runs per case, {args.boot} bootstrap draws, margin 0.10\n")
+    print("| case | pairs | true position bias (mean) | evidence of bias | no material bias | "
+          "inconclusive | target |")
+    print("|---|---:|---:|---:|---:|---:|---|", flush=True)
+    targets = {"biased": "no material <= 5%", "unbiased": "bias <= 5%", "too_few": "inconclusive >= 90%"}
     for case, (bias, n) in CASES.items():
         kinds, truths = run_case(bias, n, args.reps, seed=1000, n_boot=args.boot)
         c = Counter(kinds)
-        rows.append((case, n, sum(truths) / len(truths), *(c[k] / len(kinds) for k in KINDS)))
-    print(f"{args.reps} runs per case, {args.boot} bootstrap draws, margin 0.10: "
-          f"{time.perf_counter() - t0:.0f} s\n")
-    print("| case | pairs | true position bias (mean) | evidence of bias | no material bias | "
-          "inconclusive | target |")
-    print("|---|---:|---:|---:|---:|---:|---|")
-    targets = {"biased": "no material <= 5%", "unbiased": "bias <= 5%", "too_few": "inconclusive >= 90%"}
-    for case, n, truth, e, z, i in rows:
-        print(f"| {case} | {n} | {truth:+.3f} | {e:.0%} | {z:.0%} | {i:.0%} | {targets[case]} |")
+        e, z, i = (c[k] / len(kinds) for k in KINDS)
+        print(f"| {case} | {n} | {sum(truths) / len(truths):+.3f} | {e:.0%} | {z:.0%} | {i:.0%} | "
+              f"{targets[case]} |", flush=True)
+    print(f"\n{time.perf_counter() - t0:.0f} s")
 
 
 if __name__ == "__main__":
