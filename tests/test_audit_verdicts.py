@@ -51,6 +51,8 @@ def test_argmax_verdicts_get_no_calibration_verdict_and_labels_get_one():
     assert any(level == "open" and "is a step" in t and "cannot be measured without human labels" in t
                for level, t in calib)
     assert not any(level == "good" and "ECE" in t or "match its own verdicts" in t for level, t in calib)
+    page = report.to_html(standalone=False)
+    assert "Inconclusive or not measurable" in page and "is a step" in page
     # with human labels drawn from a miscalibrated truth the ECE is measured against the labels
     rng = np.random.default_rng(0)
     p_b = 1 - judgments.set_index("pair_id")["p_a"]

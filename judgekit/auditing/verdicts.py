@@ -239,14 +239,14 @@ def length_findings(lc: pd.DataFrame, gaps: pd.DataFrame, baseline: str, many: b
                 f"the length effect is inconclusive for {len(unsure) - 3} more models")))
         for row, shift in blind[:3]:
             out.append(Finding("open", "win_rates", _line(who,
-                f"length bias cannot be measured from {row['model']}: its answers average "
-                f"{row['avg_length']:,.0f} characters against the baseline's "
+                f"length bias cannot be measured from {row['model']}'s win rate: its answers "
+                f"average {row['avg_length']:,.0f} characters against the baseline's "
                 f"{_baseline_length(lc, judge):,.0f} (gap {row['gap_mean']:+,.0f}, sd "
                 f"{row['gap_sd']:,.0f} per pair; the length term averages {row['reach']:+.2f} of "
-                f"its range, under {margins['min_length_reach']:g}), so length control can move "
-                f"its win rate only a little whatever the judge does (here LC − raw {shift:+.1f} "
-                "points): these data cannot tell a length-biased judge from an unbiased one; a "
-                "model whose answers are clearly longer or shorter than the baseline's would")))
+                f"its range, under {margins['min_length_reach']:g}), so comparing its "
+                "length-controlled and raw win rates cannot show whether the judge favours longer "
+                f"or shorter answers (here LC − raw {shift:+.1f} points); a model whose answers "
+                "are clearly longer or shorter than the baseline's on average would")))
         if len(blind) > 3:
             out.append(Finding("open", "win_rates", _line(who,
                 f"{len(blind) - 3} more models are too close to the baseline's length to "
