@@ -81,8 +81,8 @@ def test_margins_are_settable_and_checked():
 
 
 @pytest.mark.parametrize("case,bias,n,allowed", [
-    ("biased", 0.8, 600, {"effect"}),
-    ("unbiased", 0.0, 600, {"no_material_effect"}),
+    ("biased", 0.8, 400, {"effect"}),
+    ("unbiased", 0.0, 400, {"no_material_effect"}),
     ("too_few", 0.2, 40, {"inconclusive"}),
 ])
 def test_verdict_study_cases_point_the_right_way(case, bias, n, allowed, tmp_path):
