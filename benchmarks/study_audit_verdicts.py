@@ -24,7 +24,7 @@ from pathlib import Path
 import judgekit as jk
 
 #: case -> (simulated position_bias parameter, pairs)
-CASES = {"too_few": (0.2, 40), "biased": (0.8, 400), "unbiased": (0.0, 400)}
+CASES = {"unbiased": (0.0, 400), "biased": (0.8, 400), "too_few": (0.2, 40)}
 KINDS = ("effect", "no_material_effect", "inconclusive")
 
 
