@@ -193,8 +193,8 @@ def length_findings(lc: pd.DataFrame, gaps: pd.DataFrame, baseline: str, many: b
     """What length control shows, model by model, scoped to the models that can show it.
 
     The shift of a model is LC − raw; its interval is the LC interval less the raw rate (the raw
-    rate taken as fixed: the LC bootstrap's spread includes the raw rate's own, so this is wider
-    than the shift's, and both the effect and the equivalence call are conservative)."""
+    rate taken as fixed: LC and raw move together across resamples, so the shift's own spread is
+    usually smaller than LC's, and both the effect and the equivalence call lean conservative)."""
     out = []
     models = lc[lc["model"] != lc["baseline"]].merge(gaps, on=["judge", "model"], how="left",
                                                      suffixes=("", "_pairs"))
