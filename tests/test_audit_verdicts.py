@@ -80,6 +80,23 @@ def test_margins_are_settable_and_checked():
     assert set(MARGINS) >= {"position_bias", "length_bias", "lc_shift", "p_first"}
 
 
+def test_the_command_line_sets_margins_and_refuses_bad_ones(tmp_path, capsys):
+    from judgekit.cli import main
+
+    pairs, judgments, _ = jk.simulate_judgments(150, seed=4)
+    judgments.merge(pairs, on="pair_id").to_csv(tmp_path / "j.csv", index=False)
+    assert main(["audit", str(tmp_path / "j.csv"), "--margin", "bias=0.1", "--no-progress",
+                 "--out", str(tmp_path / "r")]) == 2
+    assert "unknown name 'bias'" in capsys.readouterr().err
+    assert main(["audit", str(tmp_path / "j.csv"), "--margin", "length_bias=x", "--no-progress",
+                 "--out", str(tmp_path / "r")]) == 2
+    assert "expected NAME=VALUE" in capsys.readouterr().err
+    assert main(["audit", str(tmp_path / "j.csv"), "--margin", "position_bias=0.5", "--n-boot", "50",
+                 "--no-progress", "--out", str(tmp_path / "r")]) == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert "±0.50" in page
+
+
 @pytest.mark.parametrize("case,bias,n,allowed", [
     ("biased", 0.8, 400, {"effect"}),
     ("unbiased", 0.0, 400, {"no_material_effect"}),
