@@ -29,7 +29,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "judgekit.exceptions": (
         "CacheError", "CacheWarning", "ConvergenceWarning", "DataFileError", "JudgeConnectionError",
         "MetricWarning", "MissingDataWarning", "NonRandomLabelsError", "OutputPathError",
-        "UnsafePickleError", "UnverifiedDataWarning",
+        "TableError", "UnsafePickleError", "UnverifiedDataWarning",
     ),
     "judgekit.schema": (
         "JUDGMENT_COLUMNS", "JUDGMENT_REQUIRED", "LABELS", "ORDERS", "PAIR_COLUMNS",
@@ -37,9 +37,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "validate_pairs",
     ),
     "judgekit.data": (
-        "SimJudge", "Simulation", "data_files", "detect_format", "fetch_dataset", "list_datasets",
-        "load_dataset", "load_judgments", "load_pairs", "load_table", "read_alpacaeval",
-        "read_any", "read_arena_hard", "read_judging_the_judges", "read_judgments",
+        "SimJudge", "Simulation", "crowd_agreement", "data_files", "detect_format",
+        "fetch_dataset", "list_datasets", "load_dataset", "load_judgments", "load_pairs",
+        "load_table", "read_alpacaeval", "read_any", "read_arena_battles", "read_arena_hard", "read_judging_the_judges", "read_judgments",
         "read_llmbar_results", "read_mtbench", "sample_splits", "simulate_judgments",
         "simulate_pairs", "split_tables",
     ),

@@ -64,3 +64,13 @@ def cache_dir() -> Path:
     import pooch
 
     return Path(pooch.os_cache("judgekit"))
+
+
+def progress_bars() -> bool:
+    """False when progress bars are turned off with ``TQDM_DISABLE`` (``1``, ``true``, ``yes``).
+
+    tqdm reads that variable itself, but its notebook bars (``tqdm.auto`` in Jupyter) do not;
+    judgekit's download bars check it here. ``judgekit reproduce`` sets it for the notebooks it
+    runs, whose pages are static. Read at call time.
+    """
+    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in {"1", "true", "yes"}

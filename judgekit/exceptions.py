@@ -16,6 +16,9 @@ Errors
 - :class:`OutputPathError` (an :class:`OSError`): a report cannot be written because a name
   inside its output folder is a symbolic link (judgekit never writes behind one) or a folder
   where a file belongs. The message names the path and the fix.
+- :class:`TableError` (a :class:`ValueError`): a table of judgments cannot be read. It lists
+  every problem found in the table at once, grouped by kind, each with the first rows it is in;
+  ``problems`` holds them by kind and ``notes`` what was read without trouble.
 - :class:`NonRandomLabelsError` (a :class:`ValueError`): the human labels do not look like a
   random sample of the pairs, so estimates from them would be biased. The message names the
   judge, the covariates that differ and the fixes (sampling probabilities or strata).
@@ -45,6 +48,7 @@ __all__ = [
     "MissingDataWarning",
     "NonRandomLabelsError",
     "OutputPathError",
+    "TableError",
     "UnsafePickleError",
     "UnverifiedDataWarning",
 ]
@@ -52,6 +56,21 @@ __all__ = [
 
 class DataFileError(OSError):
     """A data file is missing, corrupted, truncated or could not be downloaded."""
+
+
+class TableError(ValueError):
+    """A table of judgments has problems; the message lists all of them, grouped by kind."""
+
+    def __init__(self, name: str, problems: dict[str, list[str]], notes: list[str] | None = None):
+        self.name, self.problems, self.notes = name, dict(problems), list(notes or [])
+        n = sum(len(v) for v in self.problems.values())
+        lines = [f"{name}: {n} problem{'s' if n != 1 else ''} found, so nothing was read:"]
+        for kind, texts in self.problems.items():
+            lines += [f"  - {kind}: {t}" for t in texts]
+        if self.notes:
+            lines.append("Read without trouble:")
+            lines += [f"  - {note}" for note in self.notes]
+        super().__init__("\n".join(lines))
 
 
 class UnsafePickleError(pickle.UnpicklingError):

@@ -14,8 +14,10 @@ executed notebook that cannot be read is named on the first page instead of stop
 paths are derived from the notebook's name (never taken from ``runs.json``), and the pages carry
 a content security policy that forbids scripts. Files are written through temporary files, and
 a symbolic link where a folder of the report belongs is refused (:mod:`judgekit._safewrite`).
-The kernels' own log lines go to ``logs/NN_title.log``, not to the terminal; progress bars
-(widgets in a live notebook) are written into the static pages as the text of their final state.
+The kernels' own log lines go to ``logs/NN_title.log``, not to the terminal. The pages are
+static: progress bars are left out (the kernels run with ``TQDM_DISABLE=1``, and a bar drawn
+anyway is dropped), an interactive widget shows what it drew for its default settings, and a
+warning names the line of its cell instead of the kernel's temporary file.
 """
 
 from __future__ import annotations
@@ -193,50 +195,103 @@ def _slug(text: str, limit: int = 60) -> str:
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
-def _widget_text(model_id: str, state: dict, depth: int = 0) -> str | None:
-    """The text a widget shows in its final state: a progress bar as tqdm prints it.
+def _model(model_id: object, state: dict) -> tuple[str, dict]:
+    model = state.get(str(model_id).removeprefix("IPY_MODEL_"), {})
+    return model.get("model_name", ""), model.get("state", {})
 
-    A notebook progress bar (``tqdm.auto``) is a box of three widgets: the description, the bar
-    and the counts. Its ``text/plain`` fallback was captured when the bar was created (``0/N``);
-    the final values live in the widget state nbclient stores, which a static page cannot run.
-    """
-    model = state.get(model_id, {})
-    values = model.get("state", {})
-    name = model.get("model_name", "")
-    if depth > 3:
-        return None
-    if name in ("HBoxModel", "BoxModel", "VBoxModel"):
-        parts = []
-        for child in values.get("children", []):
-            text = _widget_text(str(child).removeprefix("IPY_MODEL_"), state, depth + 1)
-            if text is None:
-                return None
-            parts.append(text)
-        return "".join(parts) if parts else None
-    if name in ("HTMLModel", "LabelModel"):
-        text = html.unescape(re.sub(r"<[^>]+>", "", str(values.get("value", ""))))
-        return text.replace("\u2007", " ").replace("\xa0", " ")  # tqdm pads with figure spaces
+
+def _is_progress_bar(model_id: str, state: dict, depth: int = 0) -> bool:
+    """A notebook progress bar (``tqdm.auto``): a box holding a progress widget."""
+    name, values = _model(model_id, state)
     if name in ("FloatProgressModel", "IntProgressModel"):
-        top, low = float(values.get("max", 1) or 1), float(values.get("min", 0) or 0)
-        share = min(1.0, max(0.0, (float(values.get("value", 0)) - low) / ((top - low) or 1.0)))
-        filled = round(10 * share)
-        return "|" + "\u2588" * filled + " " * (10 - filled) + "|"
-    return None
+        return True
+    return depth < 3 and name in ("HBoxModel", "BoxModel", "VBoxModel") and any(
+        _is_progress_bar(child, state, depth + 1) for child in values.get("children", []))
+
+
+def _static_widget(model_id: str, state: dict, depth: int = 0) -> tuple[list[str], list[dict]]:
+    """The settings of a widget's controls and the outputs it shows, as a static page can show
+    them: an ``interact`` box is its sliders' values and the outputs its function drew for them
+    (nbclient keeps an Output widget's outputs in the widget state)."""
+    name, values = _model(model_id, state)
+    if depth > 4:
+        return [], []
+    if name == "OutputModel":
+        from nbformat import from_dict
+
+        return [], [from_dict(o) for o in values.get("outputs", []) if isinstance(o, dict)]
+    if name.endswith("BoxModel"):
+        settings, outputs = [], []
+        for child in values.get("children", []):
+            more, shown = _static_widget(child, state, depth + 1)
+            settings += more
+            outputs += shown
+        return settings, outputs
+    options, index = values.get("_options_labels"), values.get("index")
+    if isinstance(options, list) and isinstance(index, int) and 0 <= index < len(options):
+        values = {**values, "value": options[index]}  # a dropdown stores the index of its label
+    if "value" in values and values.get("description"):
+        return [f"{values['description']} = {values['value']}"], []
+    return [], []
 
 
 def _finish_widgets(nb) -> None:
-    """Give every widget output the text of its final state and drop the live views."""
+    """Make a rendered notebook static: progress bars are left out (a finished bar says nothing
+    a reader needs), and an interactive widget becomes what it showed for its controls' values
+    at run time (the default), under a line naming those values."""
     state = nb.metadata.get("widgets", {}).get(_WIDGET_STATE, {}).get("state", {})
     for cell in nb.cells:
-        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
-            data = output.get("data", {})
-            view = data.pop(_WIDGET_VIEW, None)
-            if view is None:
+        if cell.cell_type != "code":
+            continue
+        outputs = []
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).pop(_WIDGET_VIEW, None)
+            model_id = view.get("model_id", "") if isinstance(view, dict) else ""
+            if view is None or "image/png" in output.get("data", {}):
+                outputs.append(output)
+            elif _is_progress_bar(model_id, state):
                 continue
-            text = _widget_text(view.get("model_id", ""), state)
-            if text is not None and "image/png" not in data:
-                data["text/plain"] = text
+            else:
+                settings, shown = _static_widget(model_id, state)
+                if not shown:
+                    outputs.append(output)
+                    continue
+                note = ("Interactive in a live notebook; shown here as drawn for "
+                        + (", ".join(settings) or "its default settings") + ".")
+                outputs.append(_note_output(note))
+                outputs.extend(shown)
+        cell["outputs"] = outputs
     nb.metadata.pop("widgets", None)
+
+
+def _note_output(text: str) -> dict:
+    """A display output of one short line of text (HTML and plain)."""
+    import nbformat
+
+    return nbformat.v4.new_output("display_data", data={
+        "text/plain": text, "text/html": f"<p><em>{html.escape(text)}</em></p>"})
+
+
+#: Where Python says a warning was raised in a notebook cell: the kernel's temporary file for it.
+_CELL_FILE = re.compile(r"(?m)^[^\n]*?ipykernel_\d+[/\\]\d+\.py:(\d+): ")
+
+
+def _tidy_streams(nb) -> None:
+    """Warnings name the line of their cell, not the kernel's temporary file for it
+    (``/tmp/ipykernel_123/456.py:4:``), and the same text is printed once per cell."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        seen, outputs = set(), []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                text = "".join(output.get("text", ""))
+                output["text"] = text = _CELL_FILE.sub(r"line \1 of this cell: ", text)
+                if text in seen:
+                    continue
+                seen.add(text)
+            outputs.append(output)
+        cell["outputs"] = outputs
 
 
 def _collect_figures(nb, stem: str, out: OutputFolder) -> list[_Figure]:
@@ -246,6 +301,7 @@ def _collect_figures(nb, stem: str, out: OutputFolder) -> list[_Figure]:
     out.makedirs(folder)
     out.remove(folder, "fig-*.png")  # from an earlier run of this notebook
     _finish_widgets(nb)
+    _tidy_streams(nb)
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -548,6 +604,7 @@ def reproduce(
         print(f"judgekit reproduce: {err.strerror}", file=sys.stderr)
         return 2
     env = dict(os.environ)
+    env.setdefault("TQDM_DISABLE", "1")  # the pages are static: no progress bars in them
     if smoke:
         env["JUDGEKIT_SMOKE"] = "1"
     smoke_mode = env.get("JUDGEKIT_SMOKE", "").strip().lower() in {"1", "true", "yes"}

@@ -202,8 +202,10 @@ def test_a_file_with_reader_options():
     report = jk.audit(single, n_boot=0, single_as_pairs=True)
     assert report.source == str(single) and len(report.judgments) == 4
     assert "one order only (ab: 4)" in report.sections["consistency"].reason
-    with pytest.raises(TypeError, match=r"reader options \['columns'\] apply to a file"):
-        jk.audit(report.judgments, columns={"x": "y"})
+    with pytest.raises(TypeError, match=r"reader options \['single_as_pairs'\] apply to a file"):
+        jk.audit(report.judgments, single_as_pairs=True)
+    with pytest.raises(jk.TableError, match=r"columns= names 'x', which is not in the table"):
+        jk.audit(report.judgments, columns={"x": "y"})  # a table takes a mapping too
 
 
 def test_many_judges_keep_the_summary_short():

@@ -253,7 +253,8 @@ def test_batch_api_folds_into_the_cache_and_the_run_then_sends_nothing(tmp_path)
         assert batch_id.startswith("batch_")
         summary = jk.collect_batch(batch_id, cache=cache, poll_interval=0.05)
         assert summary == {"batch_id": batch_id, "status": "completed", "requests": 20,
-                           "stored": 20, "already_cached": 0, "failed": 0, "missing": 0}
+                           "stored": 20, "already_cached": 0, "failed": 0, "missing": 0,
+                           "unreadable": 0}
         assert server.stats["batch_requests"] == 20 and server.stats.get("requests", 0) == 0
         j = jk.run_judges_batch(pairs, judge, cache=cache, poll_interval=0.05, progress=False)
         assert j.attrs["judgekit_batch"]["stored"] == 10          # only the 5 new pairs

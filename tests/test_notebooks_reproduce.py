@@ -36,6 +36,19 @@ def series(tmp_path_factory) -> Path:
         ("code", "jk.viz.bias_bars(card.rename(columns={'acc_both': 'position_bias'}))"),
         ("md", "## §4.3: the truncation attack"),
         ("code", "from tqdm.auto import tqdm\nfor _ in tqdm(range(40), desc='judging', unit='call'):\n    pass"),
+        # a widget: the static page shows what it drew for its default settings
+        ("code", "import ipywidgets as widgets\nfrom IPython.display import display\n"
+                 "def show(n=2, who='x'):\n"
+                 "    display(jk.viz.accuracy_bars(card.head(n), title=f'{n} judges, widget'))\n"
+                 "    display(card.head(n).assign(shown_for=who))\n"
+                 "widgets.interact(show, n=widgets.IntSlider(value=2, min=1, max=2),\n"
+                 "                 who=widgets.Dropdown(options=['x', 'yy'], value='yy'));"),
+        # a warning in a loop (notebook 05), and one from the cell itself
+        ("code", "import numpy as np, warnings\n"
+                 "d = pd.DataFrame({'x': np.arange(30.0), 'z': np.arange(30.0) ** 2})\n"
+                 "d = d.assign(both=d.x + d.z, y=d.x + np.sin(d.z))\n"
+                 "for _ in range(4):\n    jk.stepwise_ols(d, 'y', ['x', 'z', 'both'])\n"
+                 "warnings.warn('from the cell itself')"),
         ("code", "jk.scoreboard.compare('dubois2024', {'win_rate': 3.738, 'lc_penalty': 13.6},\n"
                  "                      prefix='sec4.3/gpt4_gamed/', how='typed in a test', kind='recomputed',\n"
                  "                      reason={'lc_penalty': 'a <different> penalty'})"),
@@ -74,7 +87,7 @@ def test_report_with_a_failing_notebook(series: Path, tmp_path: Path, capfd):
     assert "Accuracy of &lt;x&gt; &amp; y" in gallery  # titles are escaped
 
     manifest = json.loads((out / "figures.json").read_text())
-    assert [f["title"] for f in manifest] == ["Accuracy of <x> & y", "Position bias (PB)"]
+    assert [f["title"] for f in manifest] == ["Accuracy of <x> & y", "Position bias (PB)", "2 judges, widget"]
     for fig in manifest:
         png = (out / fig["png"]).read_bytes()
         assert png.startswith(PNG) and len(png) > 5_000
@@ -95,10 +108,16 @@ def test_report_with_a_failing_notebook(series: Path, tmp_path: Path, capfd):
     assert "Dubois, Galambosi, Liang, Hashimoto (2024)" in index
 
     html = (out / "notebooks" / "00_charts.html").read_text()
-    assert html.count('src="data:image/png;base64') == 2  # both charts, static, in the page
+    assert html.count('src="data:image/png;base64') == 3  # every chart, static, in the page
     assert "smoke 1" in html  # the kernel ran in smoke mode
-    # a static page shows the progress bar as it ended, not as it started
-    assert "judging: 100%|" in html and "| 40/40 " in html and "| 0/40 " not in html
+    # no progress bar in a static page (notebook 00's judging bar, the download bars)
+    assert "judging:" not in html and "40/40" not in html and "\u2588" not in html
+    # the widget is its default chart and table, under a line naming the settings
+    assert "interactive(children" not in html
+    assert "shown here as drawn for n = 2, who = yy." in html and "<td>yy</td>" in html
+    # a warning repeated in a loop is shown once, and names the cell's line, not a /tmp file
+    assert html.count("are exact linear combinations") == 1 and "ipykernel_" not in html
+    assert "line 6 of this cell: UserWarning: from the cell itself" in html
     # the kernels' own log lines stay out of the terminal
     assert "WARNING" not in printed and "Kernel is running" not in printed
     assert (out / "logs" / "00_charts.log").is_file()
@@ -116,7 +135,7 @@ def test_only_some_notebooks_keeps_the_others_in_the_index(series: Path, tmp_pat
     assert "00_charts.ipynb" in index and "01_broken.ipynb" in index  # 00 kept its entry
     assert "2 notebooks" in index and first.count("<tr>") == index.count("<tr>")
     assert len(pd.read_csv(out / "scoreboard.csv")) == 2  # 00's numbers are still on the board
-    assert len(json.loads((out / "figures.json").read_text())) == 2
+    assert len(json.loads((out / "figures.json").read_text())) == 3
 
 
 def test_cli_reports_unknown_notebook_numbers(capsys):

@@ -88,10 +88,11 @@ def test_repeats_are_numbered_and_texts_must_agree():
     assert len(pairs) == 1 and pairs.loc[0, "pair_id"].startswith("pair-")  # made from the texts
     assert j["repeat"].tolist() == [0, 1, 2, 0] and set(j["judge"]) == {"judge"}
     bad = rows.assign(pair_id="p1", response_b=["y", "y", "z", "y"])
-    with pytest.raises(ValueError, match=r"column 'response_b' differs between rows of the same pair \(p1\)"):
+    with pytest.raises(jk.TableError, match=r"column 'pair_id': 'p1' names different pairs "
+                                            r"\('response_b' differs\) in 4 rows \(index 0, 1, 2, 3\)"):
         jk.split_tables(bad)
-    with pytest.raises(ValueError, match=r"the table is missing column 'verdict': a judgments table needs "
-                                         r"pair_id, judge, order, verdict"):
+    with pytest.raises(jk.TableError, match=r"the table: 1 problem found, so nothing was read:\n"
+                                            r"  - missing column: no 'verdict' column"):
         jk.split_tables(rows.drop(columns="verdict"), name="the table")
 
 
@@ -109,8 +110,9 @@ def test_bad_files_are_named(tmp_path):
         jk.read_judgments(f)
     f = tmp_path / "run.csv"
     f.write_text("pair_id,judge,order,verdict\np1,j,ab,left\n")
-    with pytest.raises(ValueError, match=rf"{f}: column 'verdict' must be one of \['a', 'b', 'tie'\] "
-                                         r"or missing; found 'left' in 1 row \(pair_id: p1\)"):
+    with pytest.raises(ValueError, match=rf"{f}: 1 problem found, so nothing was read:\n  - "
+                                         r"unknown verdict: column 'verdict': 'left' in 1 row "
+                                         r"\(row 2\) is not a preference judgekit knows"):
         jk.read_judgments(f)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         jk.read_judgments(tmp_path / "absent.csv")

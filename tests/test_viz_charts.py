@@ -92,13 +92,51 @@ def test_bias_bars_colour_by_meaning_and_symmetric_axis(card):
         "prefers the first position", "prefers the second position"]
     lo, hi = bar["encoding"]["x"]["scale"]["domain"]
     assert lo == -hi and hi >= card["position_bias_ci_high"].abs().max()
-    assert spec["transform"][0]["calculate"].startswith("datum.estimate >= 0") if "transform" in spec \
-        else bar["transform"][0]["calculate"].startswith("datum.estimate >= 0")
+    assert {r["reading"] for r in _data_values(spec)} == {
+        "prefers the first position", "prefers the second position"}
     # the simulated judges were built with opposite biases: the chart shows opposite signs
     signs = {r["judge"]: np.sign(r["estimate"]) for r in _data_values(spec)}
     assert signs == {"first-lover": 1.0, "second-lover": -1.0}
-    lb = jk.viz.bias_bars(card, "length_bias").to_dict()
-    assert "longer" in _layers(lb)[0]["encoding"]["color"]["scale"]["domain"][0]
+    lb = jk.viz.bias_bars(pd.DataFrame({"judge": ["x"], "metric": "length_bias", "estimate": [0.2],
+                                        "ci_low": [0.1], "ci_high": [0.3]}), "length_bias").to_dict()
+    assert _layers(lb)[0]["encoding"]["color"]["scale"]["domain"] == [
+        "prefers longer responses than humans do"]
+
+
+def test_bias_bars_colour_follows_the_interval_not_the_sign():
+    # notebook 00's careful judge: +0.04 with CI [-0.05, 0.13] was coloured "prefers the first
+    # position"; an interval that includes 0 decides nothing
+    pb = pd.DataFrame({"judge": ["hasty", "careful", "fair", "mirror", "lone"],
+                       "metric": "position_bias",
+                       "estimate": [0.28, 0.04, 0.01, -0.2, 0.3],
+                       "ci_low": [0.18, -0.05, -0.02, -0.3, np.nan],
+                       "ci_high": [0.39, 0.13, 0.03, -0.1, np.nan]})
+    spec = jk.viz.bias_bars(pb).to_dict()
+    reading = {r["judge"]: r["reading"] for r in _data_values(spec)}
+    assert reading == {"hasty": "prefers the first position",
+                       "careful": "inconclusive (CI includes 0)",
+                       "fair": "no material effect (CI within ±0.05)",
+                       "mirror": "prefers the second position",
+                       "lone": "inconclusive (no interval)"}
+    scale = _layers(spec)[0]["encoding"]["color"]["scale"]
+    colour = dict(zip(scale["domain"], scale["range"]))
+    assert colour["inconclusive (CI includes 0)"] == colour["inconclusive (no interval)"]
+    assert len({colour["prefers the first position"], colour["prefers the second position"],
+                colour["no material effect (CI within ±0.05)"],
+                colour["inconclusive (CI includes 0)"]}) == 4
+    # a metric without a known margin: nothing can read as "no material effect"
+    loose = jk.viz.bias_bars(pb.assign(metric="my_effect"), "my_effect", sign_labels=("up", "down"))
+    assert {r["judge"]: r["reading"] for r in _data_values(loose.to_dict())}["fair"] == \
+        "inconclusive (CI includes 0)"
+    # grouped bars keep their colour column and fade the undecided ones
+    grouped = jk.viz.bias_bars(pb.assign(model="m"), color="model").to_dict()
+    opacity = _layers(grouped)[0]["encoding"]["opacity"]["scale"]
+    faded = dict(zip(opacity["domain"], opacity["range"]))
+    assert faded["prefers the first position"] == faded["prefers the second position"] == 1.0
+    assert 1 > faded["no material effect (CI within ±0.05)"] > faded["inconclusive (CI includes 0)"]
+    assert opacity["type"] == "ordinal"  # a point scale would use only the first two values
+    with pytest.raises(ValueError, match="margin"):
+        jk.viz.bias_bars(pb, margin=0)
 
 
 def test_scatter_heatmap_temperature_and_generic_scatter(long_metrics):
@@ -223,11 +261,25 @@ def test_calibration_winrate_and_suite_charts():
                        "lc_win_rate": [25.0, 28.0, 10.5], "arena_elo": [1200, 1150, 1000]})
     slope = jk.viz.leaderboard_slope(lb, labels=["a"]).to_dict()
     assert [r["_label"] for r in _data_values(slope)] == [True, False, False]
+    # notebook 07's Fig. 4 asked for 18 names and drew 9 (the others were crowded out): every
+    # name asked for is written now, moved apart where the points crowd, and joined to its point
+    crowd = pd.DataFrame({"model": [f"m{i}" for i in range(40)], "win_rate": np.linspace(2, 30, 40),
+                          "lc_win_rate": np.r_[np.linspace(3, 12, 38), 60.0, 70.0]})
+    asked = [f"m{i}" for i in range(0, 40, 2)]
+    drawn = [r for r in _data_values(jk.viz.leaderboard_slope(crowd, labels=asked, height=500).to_dict())
+             if r["_label"]]
+    assert sorted(r["model"] for r in drawn) == sorted(asked)
+    spots = sorted(r["_label_y"] for r in drawn)
+    assert min(np.diff(spots)) >= 11 * 70 / 500 - 1e-9 and spots[0] >= 0 and spots[-1] <= 70
     arena = jk.viz.arena_scatter(lb, correlations={"win_rate": 0.5}).to_dict()
     assert {r["panel"] for r in _data_values(arena)} == {
         "Win rate (%) (rho = 0.5)", "Length-controlled win rate (%)"}
     # win rates are never negative: the axis starts at 0 and the trend line is clipped
     assert arena["spec"]["layer"][0]["encoding"]["y"]["scale"]["domainMin"] == 0
+    # ... and ends on a round value above the top point (Fig. 2 of notebook 07 cut it in half),
+    # and the subtitle says what the dashed line is
+    assert arena["spec"]["layer"][0]["encoding"]["y"]["scale"]["nice"] is True
+    assert "dashed line: least-squares fit" in str(arena["title"]["subtitle"])
     assert arena["spec"]["layer"][1]["mark"]["clip"] is True
     # the baseline (50 before and after) is neither higher nor lower after length control
     assert _layers(slope)[0]["encoding"]["color"]["scale"]["domain"] == [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -222,3 +224,23 @@ def test_a_users_own_tables_without_labels_models_or_repeats():
     assert c["pair"].options == () and "No pair matches" in ex._pair_html.value
     data, _ = ex._repr_mimebundle_()
     assert "image/png" in data
+
+
+def test_the_static_picture_does_not_ask_to_hover(explorer, monkeypatch):
+    # notebook 09's PNG (the report's figure) said "hover for names": a picture cannot be hovered
+    from judgekit.viz import explorer as module
+
+    drawn = []
+    real = module.mimebundle
+
+    def spy(spec, **kwargs):
+        drawn.append(json.dumps(module.chart_spec(spec)))
+        return real(spec, **kwargs)
+
+    monkeypatch.setattr(module, "mimebundle", spy)
+    explorer._repr_mimebundle_()
+    static = [s for s in drawn if "(static view)" in s]
+    assert len(static) == 1 and "hover" not in static[0]
+    assert "one point per judge (coloured by model" in static[0]
+    live = json.dumps(module.chart_spec(explorer.charts["scatter"]))
+    assert "hover for names" in live  # the live chart keeps its tooltips and says so

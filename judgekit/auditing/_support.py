@@ -21,6 +21,7 @@ def prepare(judgments: Any, pairs: Any, judge: str | None, fmt: str, read_option
     from judgekit.data.read_table import split_tables
 
     source = "tables in memory"
+    columns = None if isinstance(judgments, (str, Path)) else read_options.pop("columns", None)
     if read_options and not isinstance(judgments, (str, Path)):
         raise TypeError(f"reader options {sorted(read_options)} apply to a file, not to a table")
     if isinstance(judgments, (str, Path)):
@@ -32,20 +33,23 @@ def prepare(judgments: Any, pairs: Any, judge: str | None, fmt: str, read_option
         raise TypeError(f"judgments must be a DataFrame or a file path, got {type(judgments).__name__}")
     if isinstance(pairs, (str, Path)):
         pairs = _read_pairs(pairs)
-    found_pairs, judgments = split_tables(judgments, judge=judge, name="judgments")
+    found_pairs, judgments = split_tables(judgments, judge=judge, name="judgments", columns=columns)
     if pairs is None:
         pairs = found_pairs
     if pairs is not None:
         pairs = validate_pairs(pairs)
     judgments = validate_judgments(judgments, pairs)
+    if judgments.empty:
+        raise ValueError(f"{source}: the judgments table is empty (0 rows), so there is nothing "
+                         "to audit" + (f"; the pairs table has {len(pairs):,} pairs, which need "
+                                       "judgments of them" if pairs is not None else ""))
     return judgments, pairs, source
 
 
 def _read_pairs(path: str | Path) -> pd.DataFrame:
-    from judgekit.data.read_table import _load
+    from judgekit.auditing.reading import read_pairs
 
-    frame, name = _load(path, {})
-    return validate_pairs(frame, name=name)
+    return read_pairs(path)
 
 
 def report_folder(directory: str | Path):

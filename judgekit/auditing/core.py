@@ -135,6 +135,20 @@ class Audit:
                 f"measured; {bad} problem{'s' if bad != 1 else ''}, {warn} warning"
                 f"{'s' if warn != 1 else ''}" + (f", {unsure} inconclusive" if unsure else ""))
 
+    def to_measure_more(self) -> dict[str, str]:
+        """For each section the data could not support, the one thing to add to measure it.
+
+        Examples
+        --------
+        >>> import judgekit as jk
+        >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+        >>> print(jk.audit(judgments, pairs, n_boot=0).to_measure_more()["stability"])
+        repeats: ask the identical request (same pair, order and judge settings) at least twice, and number the answers in a 'repeat' column (0, 1, ...); jk.run_judges(..., repeats=2) does this
+        """
+        from judgekit.auditing.remedies import to_measure_more
+
+        return to_measure_more(self)
+
     def __repr__(self) -> str:
         return f"<judgekit Audit of {self.source}: {self.summary()}>"
 
@@ -288,6 +302,9 @@ def _data_section(j: pd.DataFrame, p: pd.DataFrame | None, s: Section) -> None:
             "with_probability": float(d["p_a"].notna().mean()),
         })
     s.tables["overview"] = pd.DataFrame(rows)
+    from judgekit.auditing.reading import data_notes
+
+    data_notes(j, p, s)
     if p is None:
         s.notes.append("No pairs table: analyses that need the texts, labels or models are skipped.")
     else:
@@ -393,7 +410,10 @@ def _accuracy_section(j, p, s, boot, findings, many, margins):
     s.charts["accuracy"] = viz.accuracy_bars(acc, "acc_random")
     s.charts["position_bias"] = viz.bias_bars(pb, "position_bias")
     s.charts["length_bias"] = viz.bias_bars(lb, "length_bias")
-    metric = "acc_random" if (acc["metric"] == "acc_random").any() else acc["metric"].iloc[0]
+    # acc_random needs both orders; a judge that saw one order is measured in that order
+    measured = acc.loc[acc["estimate"].notna(), "metric"]
+    metric = "acc_random" if (measured == "acc_random").any() else \
+        next((m for m in ("acc_ab", "acc_ba") if (measured == m).any()), "acc_random")
     for _, row in acc[acc["metric"] == metric].iterrows():
         if pd.notna(row["estimate"]):
             level, why = _v.against(row, THRESHOLDS["accuracy"])

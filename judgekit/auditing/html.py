@@ -153,6 +153,9 @@ def _section_html(audit: Audit, s: Section, images: str) -> str:
     out = [f'<section id="jk-{_e(s.key)}"><h2>{_e(s.title)}</h2>']
     if s.status == "unsupported":
         out.append(f'<p class="jk-unsupported"><b>Not measured:</b> {_e(s.reason)}.</p>')
+        fix = audit.to_measure_more().get(s.key)
+        if fix:
+            out.append(f'<p class="jk-unsupported"><b>To measure it, add</b> {_e(fix)}.</p>')
     elif s.status == "failed":
         out.append(f'<p class="jk-failed"><b>Could not be computed:</b> {_e(s.reason)}</p>')
     for note in s.notes:
@@ -189,7 +192,10 @@ def _summary_html(audit: Audit) -> str:
         return shown + (f'\n<li class="off">{more} more: see the sections below</li>' if more > 0 else "")
 
     missing = [s for s in audit.sections.values() if not s.ok]
-    off = "\n".join(f'<li class="off"><b>{_e(s.title)}</b>: {_e(s.reason)}</li>' for s in missing)
+    fixes = audit.to_measure_more()
+    off = "\n".join(f'<li class="off"><b>{_e(s.title)}</b>: {_e(s.reason)}'
+                    + (f". <b>To measure it, add</b> {_e(fixes[s.key])}." if s.key in fixes else "")
+                    + "</li>" for s in missing)
     return (
         '<section id="jk-summary"><h2>Summary</h2><div class="jk-cols">'
         f"<div><h3>Watch out</h3><ul>{items(concerns)}</ul></div>"

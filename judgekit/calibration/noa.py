@@ -12,14 +12,13 @@ fits it to convergence; ``"paper"`` is the algorithm exactly as Li et al. (2024)
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import isotonic_regression
 from scipy.special import expit, logit
 
-from judgekit._stack import caller_level
+from judgekit._stack import warn_once
 from judgekit._stamp import stamped
 from judgekit.calibration._noa_paper import NOA_OBJECTIVES, POSITION_MAP, check_samples, fit_paper
 from judgekit.exceptions import ConvergenceWarning
@@ -438,6 +437,6 @@ def _noa_fit(s, *, objective, maps, settings, lam, lr, tol, max_iter, n_knots, k
         out = _fit_anchored(s, objective, maps, lam, tol, max_iter, n_knots)
         rule = f"the map moved by less than {tol:g}"
     if not out["converged"]:
-        warnings.warn(f"{what} (settings={settings!r}) stopped after max_iter = {max_iter} "
-                      f"iterations before {rule}", ConvergenceWarning, stacklevel=caller_level())
+        warn_once(f"{what} (settings={settings!r}) stopped after max_iter = {max_iter} "
+                  f"iterations before {rule}", ConvergenceWarning)
     return NOAFit(objective=objective, maps=maps, settings=settings, **out)

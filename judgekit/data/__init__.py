@@ -10,6 +10,7 @@ from judgekit.data.datasets import (
 )
 from judgekit.data.fetch import DataFileError, UnverifiedDataWarning, data_files, fetch_dataset
 from judgekit.data.read_alpacaeval import read_alpacaeval
+from judgekit.data.read_arena_battles import crowd_agreement, read_arena_battles
 from judgekit.data.read_arena_hard import read_arena_hard
 from judgekit.data.read_auto import detect_format, read_any
 from judgekit.data.read_mtbench import read_mtbench
@@ -26,6 +27,7 @@ __all__ = [
     "Simulation",
     "UnsafePickleError",
     "UnverifiedDataWarning",
+    "crowd_agreement",
     "data_files",
     "detect_format",
     "fetch_dataset",
@@ -36,6 +38,7 @@ __all__ = [
     "load_table",
     "read_alpacaeval",
     "read_any",
+    "read_arena_battles",
     "read_arena_hard",
     "read_judging_the_judges",
     "read_judgments",

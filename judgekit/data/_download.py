@@ -9,7 +9,8 @@
   unreachable for :data:`REMEMBER_S` seconds: every later download from it fails at once with the
   same reason, so fetching a 512-file dataset offline fails in milliseconds, not minutes.
 - Progress: one ``tqdm.auto`` bar per dataset inside :func:`progress_group` (a widget in Jupyter,
-  a text bar in a terminal), else one bar per file.
+  a text bar in a terminal), else one bar per file; none with ``TQDM_DISABLE=1`` (set by
+  ``judgekit reproduce``, whose pages are static).
 """
 
 from __future__ import annotations
@@ -168,7 +169,9 @@ def progress_group(label: str, *, total: int | None = None, enabled: bool = True
 
 
 def _progressbar(entry, progress: bool) -> _LazyBar | None:
-    if not progress:
+    from judgekit._env import progress_bars
+
+    if not progress or not progress_bars():
         return None
     group = _GROUP.get()
     if group is not None:

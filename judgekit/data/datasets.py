@@ -177,6 +177,26 @@ _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 6
 
 
+def _check_filters(name: str, loader: Callable, filters: dict) -> None:
+    """An unknown filter is a TypeError naming the dataset's filters (and the nearest one)."""
+    import difflib
+    import inspect
+
+    params = inspect.signature(loader).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = [k for k in filters if k not in params]
+    if not unknown:
+        return
+    valid = [n for n, p in params.items() if n != "progress" and p.kind in (
+        inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    near = [m for k in unknown for m in difflib.get_close_matches(k, valid, n=1)]
+    raise TypeError(
+        f"dataset {name!r} has no filter {', '.join(map(repr, unknown))}; its filters are "
+        + (", ".join(f"{v}=" for v in valid) if valid else "none (it loads everything)")
+        + (f" (did you mean {', '.join(f'{m}=' for m in near)}?)" if near else ""))
+
+
 def _load(name: str, filters: dict) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     spec = _spec(name)
     key = (name, _freeze(filters), str(_env.data_mirror()), str(_env.cache_dir()))
@@ -187,8 +207,10 @@ def _load(name: str, filters: dict) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     if hit:
         _CACHE.move_to_end(key)
         return _CACHE[key]
+    loader = spec.loader()
+    _check_filters(name, loader, filters)
     with progress_group(name):
-        pairs, judgments = spec.loader()(**filters)
+        pairs, judgments = loader(**filters)
     pairs = validate_pairs(pairs, name=f"{name} pairs")
     if judgments is not None:
         judgments = validate_judgments(judgments, pairs, name=f"{name} judgments")

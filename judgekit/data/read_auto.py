@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pandas as pd
 
 from judgekit._jsonfile import parse_json
 from judgekit._stamp import stamped
+from judgekit.data.read_arena_battles import ARENA_MARKS, is_arena_record, read_arena_battles
 from judgekit.data.readers import _read, read_judging_the_judges, read_llmbar_results
 
 __all__ = ["FORMATS", "detect_format", "read_any"]
@@ -18,6 +20,8 @@ FORMATS: dict[str, str] = {
     "alpacaeval": "jk.read_alpacaeval: AlpacaEval annotations.json (a file or results folder)",
     "mtbench": "jk.read_mtbench: FastChat MT-Bench pairwise, human or single-answer judgments",
     "arena-hard": "jk.read_arena_hard: Arena-Hard-Auto judgment JSONL with games",
+    "arena-battles": "jk.read_arena_battles: Chatbot Arena battles (crowd votes), as the crowd's "
+                     "judgments",
     "llmbar": "jk.read_llmbar_results: LLMBar-style result.json files",
     "jtj": "jk.read_judging_the_judges: Judging-the-Judges-style record TSVs",
     "csv": "jk.read_judgments: a table (CSV, TSV, JSON, JSONL, parquet) of judgments",
@@ -36,6 +40,15 @@ def _first_record(path: Path) -> Any:
         return None  # not decided here: the reader chosen says what is wrong with the file
 
 
+def _parquet_columns(path: Path) -> list[str]:
+    try:
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(io.BytesIO(_read(path))).names)
+    except Exception:  # not decided here: the reader chosen says what is wrong with the file
+        return []
+
+
 def _format_of_record(record: Any) -> tuple[str, str] | None:
     if not isinstance(record, dict):
         return None
@@ -44,6 +57,10 @@ def _format_of_record(record: Any) -> tuple[str, str] | None:
         return "arena-hard", "its records have Arena-Hard's 'games'"
     if {"g1_winner", "g2_winner"} <= keys:
         return "mtbench", "its records are FastChat pairwise judgments (g1_winner, g2_winner)"
+    if is_arena_record(record):
+        return "arena-battles", ("its records are Chatbot Arena battles (model_a, model_b, "
+                                 "winner, " + ", ".join(k for k in ARENA_MARKS if k in keys)[:60]
+                                 + ")")
     if {"winner", "conversation_a", "conversation_b"} <= keys:
         return "mtbench", "its records are MT-Bench human votes (winner, conversation_a/b)"
     if {"score", "model", "question_id", "judgment"} <= keys:
@@ -121,6 +138,15 @@ def detect_format(path: str | Path) -> tuple[str, str]:
         if found:
             return found
         return "csv", "its records match no benchmark's layout: read as a table of judgments"
+    if ".parquet" in name or name.endswith((".pq", ".pq.gz")):
+        columns = _parquet_columns(path)
+        if is_arena_record(dict.fromkeys(columns, "")):
+            return "arena-battles", "its columns are Chatbot Arena battles' (model_a, model_b, winner)"
+    if ".csv" in name:
+        header = _read(path).split(b"\n", 1)[0].decode("utf-8", "replace")
+        if is_arena_record(dict.fromkeys((c.strip().strip('"') for c in header.split(",")), "")):
+            return "arena-battles", ("its columns are Chatbot Arena battles' (model_a, model_b, "
+                                     "winner_model_a, winner_model_b, winner_tie)")
     if ".tsv" in name:
         header = _read(path).split(b"\n", 1)[0].decode("utf-8", "replace")
         if "cmp_index" in header.split("\t"):
@@ -148,7 +174,10 @@ def read_any(
         A separate pairs table, for the ``"csv"`` format.
     **options
         Passed to the format's reader (e.g. ``columns=`` for ``"csv"``, ``baseline=`` for
-        ``"arena-hard"``, ``single_as_pairs=True`` for ``"mtbench"``).
+        ``"arena-hard"``, ``single_as_pairs=True`` for ``"mtbench"``). Chatbot Arena battles
+        (``"arena-battles"``) are read as the crowd's judgments without labels (``labels=False``:
+        a label made of the same votes would agree with them); to audit a judge against the
+        crowd, pass the battles file as the judge's ``pairs``.
 
     Returns
     -------
@@ -174,7 +203,11 @@ def read_any(
         format, _ = detect_format(path)
     readers = {"alpacaeval": read_alpacaeval, "mtbench": read_mtbench,
                "arena-hard": read_arena_hard, "llmbar": read_llmbar_results,
-               "jtj": read_judging_the_judges}
+               "jtj": read_judging_the_judges, "arena-battles": read_arena_battles}
+    if format == "arena-battles":
+        # read as the crowd's judgments: a label from the same votes would make the crowd agree
+        # with itself (pass the file as pairs= of a judge's verdicts to audit against the crowd)
+        options.setdefault("labels", False)
     if format == "csv":
         return read_judgments(path, pairs=pairs, **options)
     if format not in readers:

@@ -3,6 +3,7 @@ two tables, with a column mapping."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 from collections.abc import Mapping
@@ -13,6 +14,7 @@ import pandas as pd
 
 from judgekit._jsonfile import parse_json, parse_jsonl
 from judgekit._stamp import stamped
+from judgekit.data import _tidy
 from judgekit.data.readers import _read
 from judgekit.schema import (
     JUDGMENT_COLUMNS,
@@ -36,7 +38,8 @@ _TEXT_COLUMNS = ("pair_id", "judge", "order", "verdict", "label", "model_a", "mo
                  "instruction_id", "dataset", "task", "model", "template", "prompt",
                  "response_a", "response_b", "reference", "raw", "error")
 _PAIR_SIDE = (*PAIR_REQUIRED, "label", *PAIR_OPTIONAL)
-_LOWERED = ("order", "verdict", "label")
+#: The ``attrs`` key of the notes on what reading a table recognised (shown by the audit).
+NOTES_KEY = "judgekit_notes"
 
 
 def _suffix(path: Path) -> tuple[str, bool]:
@@ -56,6 +59,31 @@ def _records_frame(records: object, path: Path) -> pd.DataFrame:
     raise ValueError(f"{path}: expected a JSON list of rows, or an object of equal-length columns")
 
 
+def _check_shape(data: bytes, sep: str, path: Path) -> None:
+    """A row wider than the header (an unquoted comma in a text) and a header naming a column
+    twice are named here: pandas would shift the row's cells or rename the column."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return  # said by the reader
+    try:
+        lines = list(csv.reader(io.StringIO(text), delimiter=sep))
+    except csv.Error:
+        return  # e.g. a cell over the csv module's size limit: pandas reads it
+    first = lines[0] if lines else []
+    wide = [(k + 1, len(r)) for k, r in enumerate(lines[1:], start=1) if len(r) > len(first)]
+    if wide:
+        shown = ", ".join(f"row {k} ({n} cells)" for k, n in wide[:5])
+        raise ValueError(f"{path}: {len(wide)} row{'s' if len(wide) != 1 else ''} "
+                         f"{'has' if len(wide) == 1 else 'have'} more cells than the "
+                         f"header's {len(first)}: {shown}; a text with a "
+                         f"{'comma' if sep == ',' else 'tab'} in it needs quotes")
+    twice = sorted({c for c in first if first.count(c) > 1})
+    if twice:
+        raise ValueError(f"{path}: the header names {', '.join(map(repr, twice))} more "
+                         "than once; give each column its own name")
+
+
 def _read_file(path: Path, dtype: dict[str, type]) -> pd.DataFrame:
     suffix, _ = _suffix(path)
     kind = SUFFIXES.get(suffix)
@@ -64,9 +92,17 @@ def _read_file(path: Path, dtype: dict[str, type]) -> pd.DataFrame:
                          f"reads {', '.join(sorted(SUFFIXES))} (each optionally .gz)")
     data = _read(path)
     if kind in ("csv", "tsv"):
+        sep = "," if kind == "csv" else "\t"
+        _check_shape(data, sep, path)
         try:
-            return pd.read_csv(io.BytesIO(data), sep="," if kind == "csv" else "\t", dtype=dtype,
-                               keep_default_na=False, na_values=[""])
+            header = pd.read_csv(io.BytesIO(data), sep=sep, nrows=0).columns
+            texty = {*_TEXT_COLUMNS, *(a for t, names in _tidy.ALIASES.items()
+                                       if t in _TEXT_COLUMNS for a in names)}
+            dtype = {c: str for c in header if c in dtype or _tidy._key(c) in texty}
+            return pd.read_csv(io.BytesIO(data), sep=sep, dtype=dtype, keep_default_na=False,
+                               na_values=[""], skip_blank_lines=False, index_col=False)
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"{path}: the file is empty") from None
         except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
             raise ValueError(f"{path}: not a readable {kind.upper()} file ({err})") from None
     if kind == "parquet":
@@ -79,10 +115,12 @@ def _read_file(path: Path, dtype: dict[str, type]) -> pd.DataFrame:
     return _records_frame(parse_jsonl(data, path), path)
 
 
-def _refuse_nested(df: pd.DataFrame, name: str) -> None:
+def _refuse_nested(df: pd.DataFrame, name: str, columns: Mapping[str, str] | None = None) -> None:
     """A JSON list or object where judgekit reads one value (a text, a verdict) is named, instead
     of failing later in pandas with "unhashable type"."""
-    for column in [c for c in (*_PAIR_SIDE, *JUDGMENT_COLUMNS, *JUDGMENT_OPTIONAL) if c in df.columns]:
+    read = {*_PAIR_SIDE, *JUDGMENT_COLUMNS, *JUDGMENT_OPTIONAL, "order", *(columns or {}),
+            *(a for names in _tidy.ALIASES.values() for a in names)}
+    for column in [c for c in df.columns if c in read or _tidy._key(c) in read]:
         values = df[column]
         if values.dtype != object:
             continue
@@ -106,6 +144,7 @@ def split_tables(
     *,
     judge: str | None = None,
     name: str = "table",
+    columns: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame | None, pd.DataFrame]:
     """Split one table with a row per judgment (and, optionally, the pair's texts on each row)
     into judgekit's pairs and judgments.
@@ -120,26 +159,47 @@ def split_tables(
         The judge's name when the table has no ``judge`` column (default ``"judge"``).
     name : str
         What to call the table in error messages (e.g. the file).
+    columns : mapping, optional
+        Your column names to judgekit's, e.g. ``{"winner": "verdict", "id": "pair_id"}``.
 
     Returns
     -------
     pairs : DataFrame or None
         One row per ``pair_id`` when the table has the pair texts, else None.
     judgments : DataFrame
-        The remaining columns; ``judge`` filled in when absent, and ``repeat`` numbered 0, 1, ...
-        in table order when absent and the same (pair, judge, order) occurs more than once.
+        The remaining columns; ``judge`` filled in when absent, ``order`` "ab" when absent, and
+        ``repeat`` numbered 0, 1, ... in table order when absent and the same (pair, judge,
+        order) occurs more than once. ``attrs["judgekit_notes"]`` says what was recognised
+        (the audit shows it).
 
     Raises
     ------
+    judgekit.exceptions.TableError
+        A :class:`ValueError` listing every problem of the table at once, grouped by kind with
+        the first rows of each: no verdict column, no id, an unknown verdict, label or order
+        (as written), an id given to two different pairs, a mapped column that is not there.
     ValueError
-        When a pair's texts differ between its rows (naming the pair and column), or when the
-        required columns are missing (naming them).
+        When a pair's texts differ between its rows (naming the pair and column).
 
     Notes
     -----
-    ``order``, ``verdict`` and ``label`` are compared in lower case with spaces stripped ("A" is
-    "a"). Without a ``pair_id`` column, a pair is identified by its three texts
-    (``pair-<hash>``).
+    A table made by hand is read as a person means it:
+
+    - rows with every cell empty are skipped (and counted in a note);
+    - columns are recognised under common names when judgekit's own is absent (``winner``,
+      ``preference`` or ``choice`` as ``verdict``; ``id`` or ``question_id`` as ``pair_id``;
+      ``question`` or ``instruction`` as ``prompt``; ``answer_a``, ``response_1`` or
+      ``output_1`` as ``response_a``; ``human_label`` or ``gold`` as ``label``; any case, with
+      spaces), each named in a note;
+    - verdicts and labels may be spelled "a"/"A", "model_a", "Assistant A", "Response A",
+      "[[A]]", "1" (and the same for b), "tie", "draw" or "[[C]]"; "tie (bothbad)" is a tie,
+      kept apart in ``tie_kind`` ("bothbad");
+    - without an ``order`` column every judgment was shown in one order, ``"ab"`` (a note says
+      what that prevents: position consistency, and telling a first-position preference from a
+      preference for response a);
+    - an empty text is read as empty; an empty verdict is an answer without a usable verdict.
+
+    Without a ``pair_id`` column, a pair is identified by its three texts (``pair-<hash>``).
 
     Examples
     --------
@@ -151,15 +211,22 @@ def split_tables(
     [{'pair_id': 'p1', 'prompt': '2+2?'}]
     >>> judgments[["pair_id", "judge", "order", "verdict"]].to_dict("records")
     [{'pair_id': 'p1', 'judge': 'mine', 'order': 'ab', 'verdict': 'a'}, {'pair_id': 'p1', 'judge': 'mine', 'order': 'ba', 'verdict': 'a'}]
+    >>> by_hand = pd.DataFrame({"id": ["q1", "q2"], "winner": ["model_a", "[[B]]"]})
+    >>> _, judgments = jk.split_tables(by_hand)
+    >>> judgments[["pair_id", "order", "verdict"]].to_dict("records")
+    [{'pair_id': 'q1', 'order': 'ab', 'verdict': 'a'}, {'pair_id': 'q2', 'order': 'ab', 'verdict': 'b'}]
     """
+    return _split(table, judge=judge, name=name, columns=columns)
+
+
+def _split(table: pd.DataFrame, *, judge: str | None, name: str,
+           columns: Mapping[str, str] | None = None, rows: _tidy._Rows | None = None
+           ) -> tuple[pd.DataFrame | None, pd.DataFrame]:
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"{name} must be a pandas DataFrame, got {type(table).__name__}")
-    df = table.reset_index(drop=True) if not isinstance(table.index, pd.RangeIndex) else table.copy()
-    _refuse_nested(df, name)
-    for column in _LOWERED:
-        if column in df.columns and not pd.api.types.is_numeric_dtype(df[column].dtype):
-            values = df[column]
-            df[column] = values.where(values.isna(), values.astype(str).str.strip().str.lower())
+    _refuse_nested(table, name, columns)
+    earlier = list(table.attrs.get(NOTES_KEY, []))
+    df, notes = _tidy.tidy(table, columns, name, rows)
     has_texts = all(c in df.columns for c in ("prompt", "response_a", "response_b"))
     if "pair_id" not in df.columns and has_texts:
         df.insert(0, "pair_id", _pair_id(df))
@@ -196,6 +263,7 @@ def split_tables(
         counts = df.groupby(key, sort=False, dropna=False).cumcount()
         if len(counts) and counts.max() > 0:
             df["repeat"] = counts.to_numpy(dtype=np.int64)
+    df.attrs[NOTES_KEY] = earlier + [n for n in notes if n not in earlier]
     return pairs, df
 
 
@@ -223,7 +291,8 @@ def read_judgments(
         its suffix, or "judge" for a table).
     pairs : str, Path or DataFrame, optional
         A separate pairs table (file or frame, read with the same ``columns``) when the
-        judgments do not carry the texts.
+        judgments do not carry the texts; or a file of Chatbot Arena battles, whose crowd
+        majority is then each pair's label (:func:`judgekit.read_arena_battles`).
 
     Returns
     -------
@@ -256,10 +325,15 @@ def read_judgments(
     """
     columns = dict(columns or {})
     frame, name = _load(path, columns)
-    pair_frame, pair_name = _load(pairs, columns) if pairs is not None else (None, "")
+    if _is_battles(pairs):  # the crowd's votes as the labels of a judge's verdicts
+        from judgekit.data.read_arena_battles import read_arena_battles
+
+        pair_frame, pair_name = read_arena_battles(pairs)[0], str(pairs)
+    else:
+        pair_frame, pair_name = _load(pairs, columns) if pairs is not None else (None, "")
     seen = set(frame.columns) | (set(pair_frame.columns) if pair_frame is not None else set())
     absent = [c for c in columns if c not in seen]
-    if absent:
+    if absent and pair_frame is not None:
         files = name + (f" and {pair_name}" if pair_frame is not None else "")
         raise ValueError(f"{files}: columns={{...}} names {', '.join(map(repr, absent))}, which "
                          f"{'is' if len(absent) == 1 else 'are'} not in the file; it has "
@@ -268,14 +342,27 @@ def read_judgments(
     if default_judge is None and not isinstance(path, pd.DataFrame):
         name_gz = Path(str(path)).name
         default_judge = Path(name_gz[:-3] if name_gz.lower().endswith(".gz") else name_gz).stem
-    found_pairs, judgments = split_tables(frame.rename(columns=columns), judge=default_judge,
-                                          name=name)
+    rows = None if isinstance(path, pd.DataFrame) else \
+        _tidy.rows_of(frame, SUFFIXES.get(_suffix(Path(path))[0], ""))
+    mine = {k: v for k, v in columns.items() if k in frame.columns or pair_frame is None}
+    found_pairs, judgments = _split(frame, judge=default_judge, name=name, columns=mine, rows=rows)
+    notes = judgments.attrs.get(NOTES_KEY, [])
     if pair_frame is not None:
         found_pairs = validate_pairs(pair_frame.rename(columns=columns), name=pair_name)
     elif found_pairs is not None:
         found_pairs = validate_pairs(found_pairs, name=f"pairs in {name}")
     judgments = validate_judgments(judgments, found_pairs, name=name)
+    judgments.attrs[NOTES_KEY] = notes
     return found_pairs, judgments
+
+
+def _is_battles(source: object) -> bool:
+    """Whether a pairs file is Chatbot Arena battles (read with their crowd labels)."""
+    if not isinstance(source, (str, Path)) or not Path(source).is_file():
+        return False
+    from judgekit.data.read_auto import detect_format
+
+    return detect_format(source)[0] == "arena-battles"
 
 
 def _load(source: str | Path | pd.DataFrame, columns: dict[str, str]) -> tuple[pd.DataFrame, str]:

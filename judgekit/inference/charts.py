@@ -10,8 +10,8 @@ __all__ = ["ppi_chart"]
 _LABELS = {"classical": "labels only", "judge_only": "judge only", "ppi": "PPI", "ppi++": "PPI++"}
 
 
-def ppi_chart(rates: pd.DataFrame, *, truth: float | None = None, title: str | None = None
-              ) -> alt.LayerChart:
+def ppi_chart(rates: pd.DataFrame, *, truth: float | None = None, title: str | None = None,
+              truth_label: str = "truth") -> alt.LayerChart:
     """The intervals of :func:`judgekit.ppi_win_rates` (one row per method), a rule at ``truth``.
 
     Parameters
@@ -23,6 +23,9 @@ def ppi_chart(rates: pd.DataFrame, *, truth: float | None = None, title: str | N
         The value to compare with (e.g. the rate from all the labels), drawn as a dashed rule.
     title : str, optional
         Chart title.
+    truth_label : str
+        What ``truth`` is; the subtitle explains the dashed rule with it (e.g. "the rate from
+        all 999 labels").
 
     Returns
     -------
@@ -39,6 +42,8 @@ def ppi_chart(rates: pd.DataFrame, *, truth: float | None = None, title: str | N
     >>> chart = jk.ppi_chart(jk.ppi_mean(np.where(np.arange(2000) < 100, y, np.nan), f), truth=0.6)
     >>> chart.to_dict()["layer"][0]["mark"]["type"]
     'rule'
+    >>> chart.to_dict()["title"]["subtitle"]
+    'dashed line: truth = 0.600'
     """
     need = {"method", "estimate", "ci_low", "ci_high"}
     missing = need - set(rates.columns)
@@ -51,7 +56,8 @@ def ppi_chart(rates: pd.DataFrame, *, truth: float | None = None, title: str | N
     order = [_LABELS.get(m, m) for m in rates["method"]]
     y = alt.Y("estimator:N", sort=order, title=None)
     bars = alt.Chart(df).mark_rule(strokeWidth=3).encode(
-        y=y, x=alt.X("ci_low:Q", title="human rate", scale=alt.Scale(zero=False)), x2="ci_high:Q",
+        y=y, x=alt.X("ci_low:Q", title="human rate", scale=alt.Scale(zero=False, padding=10)),
+        x2="ci_high:Q",
         color=alt.Color("estimator:N", sort=order, legend=None),
         tooltip=["estimator", alt.Tooltip("estimate:Q", format=".3f"),
                  alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f")])
@@ -62,5 +68,7 @@ def ppi_chart(rates: pd.DataFrame, *, truth: float | None = None, title: str | N
         rule = alt.Chart(pd.DataFrame({"truth": [truth]})).mark_rule(strokeDash=[4, 4]).encode(
             x="truth:Q")
         layers.insert(0, rule)
-    return alt.layer(*layers).properties(title=title or "Estimate and interval", width=420,
-                                         height=140)
+    subtitle = f"dashed line: {truth_label} = {truth:.3f}" if truth is not None else ""
+    return alt.layer(*layers).properties(
+        title=alt.TitleParams(title or "Estimate and interval", subtitle=subtitle), width=420,
+        height=140)

@@ -15,22 +15,25 @@ import contextlib
 import inspect
 import json
 import os
+import re
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from judgekit._jsonfile import parse_json
 from judgekit._stack import caller_level
 from judgekit._stamp import stamped
 from judgekit.exceptions import CacheError
+from judgekit.judging.answers import read_answer
 from judgekit.judging.cache import Cache, new_owner, open_cache
 from judgekit.judging.clients import EngineLoop, make_clients
 from judgekit.judging.config import RunConfig
 from judgekit.judging.engine import run_judges
 from judgekit.judging.judge import Judge, as_judges
-from judgekit.judging.pricing import BATCH_DISCOUNT, cost, resolve_prices
+from judgekit.judging.pricing import BATCH_DISCOUNT, resolve_prices
 from judgekit.judging.requests import Task, build_tasks, check_swaps
 from judgekit.schema import validate_pairs
 
@@ -38,7 +41,7 @@ __all__ = ["collect_batch", "run_judges_batch", "submit_batch"]
 
 _DONE = {"completed", "failed", "expired", "cancelled"}
 _NOTHING = {"batch_id": None, "status": "nothing to submit", "requests": 0, "stored": 0,
-            "already_cached": 0, "failed": 0, "missing": 0}
+            "already_cached": 0, "failed": 0, "missing": 0, "unreadable": 0}
 
 
 def _plan(pairs, judges, orders, repeats, id_swap, client) -> tuple[list[Task], str]:
@@ -167,7 +170,7 @@ def submit_batch(
 
 
 async def _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeout, prices,
-                    url=None):
+                    url=None, max_answer_bytes=RunConfig.max_answer_bytes):
     table = resolve_prices(prices)
     with open_cache(cache, required=True) as store:
         endpoint, requests = store.batch_requests(batch_id)
@@ -183,51 +186,102 @@ async def _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeo
                                        "collect it later with collect_batch(batch_id)")
                 await asyncio.sleep(poll_interval)
             summary = {"batch_id": batch_id, "status": batch.status, "requests": len(requests),
-                       "stored": 0, "already_cached": 0, "failed": 0, "missing": 0}
+                       "stored": 0, "already_cached": 0, "failed": 0, "missing": 0,
+                       "unreadable": 0}
             if batch.status not in _DONE:
                 return summary
             seen = set()
+            fold = _Folder(batch_id, endpoint, requests, store, table, max_answer_bytes)
             for file_id, is_error in ((batch.output_file_id, False), (batch.error_file_id, True)):
                 if not file_id:
                     continue
                 content = await api.files.content(file_id)
-                for line in content.text.splitlines():
-                    if line.strip():
-                        outcome = _fold(line, is_error, batch_id, endpoint, requests, store, table)
-                        seen.add(outcome[0])
-                        summary[outcome[1]] += 1
+                name = "error" if is_error else "output"
+                for number, line in _lines(content.content):
+                    key, outcome = fold(line, is_error, f"batch {batch_id} {name} file, line {number}")
+                    if key is not None:
+                        seen.add(key)
+                    summary[outcome] += 1
         summary["missing"] = len(set(requests) - seen)
         store.update_batch(batch_id, status=batch.status,
                            output_file_id=batch.output_file_id, collected_at=time.time())
         return summary
 
 
-def _fold(line: str, is_error: bool, batch_id: str, endpoint: str, requests: Mapping[str, Any],
-          store: Cache, table: Mapping[str, tuple[float, float]]) -> tuple[str, str]:
-    """Store one output line of a batch; (its key, the summary count it adds to)."""
-    item = json.loads(line)
-    key = item.get("custom_id")
-    if key not in requests:
-        raise ValueError(f"batch {batch_id} returned an unknown custom_id {key!r}")
-    response = item.get("response") or {}
-    if is_error or item.get("error") or response.get("status_code") != 200:
-        return key, "failed"
-    body = response.get("body") or {}
-    usage = body.get("usage") or {}
-    request = requests[key]
-    model = request["body"]["model"]
-    pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    ok = bool(body.get("choices"))
-    stored = store.put({
-        "key": key, "endpoint": endpoint, "model": model,
-        "repeat": request["repeat"], "request": json.dumps(request["body"], sort_keys=True),
-        "response": json.dumps(body), "status": "ok" if ok else "paid_error",
-        "error": None if ok else "api: response has no choices",
-        "prompt_tokens": pt, "completion_tokens": ct,
-        "cost_usd": cost(model, pt or 0, ct or 0, table, BATCH_DISCOUNT),
-        "latency_s": None, "source": "batch",
-    })
-    return key, "stored" if stored else "already_cached"
+def _lines(data: bytes | str) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of a JSON-lines file's non-blank lines, split at line feeds only
+    (U+2028 and the like may stand inside a JSON string)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    for number, line in enumerate(bytes(data).split(b"\n"), start=1):
+        if line.strip(b" \t\r"):
+            yield number, line
+
+
+#: a request's cache key where an output line names it (64 hexadecimal digits)
+_CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"([0-9a-f]{64})"')
+
+
+class _Folder:
+    """Stores the output lines of one batch in the cache, each answer read by
+    :func:`~judgekit.judging.answers.read_answer` as live answers are (never raising): an answer
+    that cannot be read is stored as a ``paid_error`` with its reason."""
+
+    def __init__(self, batch_id: str, endpoint: str, requests: Mapping[str, Any], store: Cache,
+                 table: Mapping[str, tuple[float, float]], max_bytes: int) -> None:
+        self.batch_id, self.endpoint, self.requests = batch_id, endpoint, requests
+        self.store, self.table, self.max_bytes = store, table, max_bytes
+
+    def __call__(self, line: bytes, is_error: bool, source: str) -> tuple[str | None, str]:
+        """Store one line; (its key or None, the summary count it adds to)."""
+        try:
+            item = parse_json(line, source)
+            problem = None if isinstance(item, dict) else f"{source}: not a JSON object"
+        except ValueError as exc:   # not text, not JSON, nested too deeply: names the line
+            item, problem = None, str(exc)
+        if problem is not None:
+            found = _CUSTOM_ID.search(line[:4096] if len(line) > 4096 else line)
+            key = found.group(1).decode() if found else None
+            if key not in self.requests:
+                return None, "unreadable"
+            if is_error:   # the request failed: not billed, sent live by run_judges
+                return key, "failed"
+            text = line.decode("utf-8", "replace")
+            answer = read_answer(text, model=None, prices=self.table, max_bytes=self.max_bytes)
+            error = f"api: unreadable batch output line ({problem})"[:1000]
+            return key, self._store(key, answer.response, "paid_error", error, None, None,
+                                    float("nan"))
+        key = item.get("custom_id")
+        if not isinstance(key, str) or key not in self.requests:
+            return None, "unreadable"
+        response = item.get("response")
+        response = response if isinstance(response, dict) else {}
+        if is_error or item.get("error") or response.get("status_code") != 200:
+            return key, "failed"
+        body = response.get("body")
+        try:   # the body as text again, read the one way every paid answer is read
+            text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+        except (ValueError, TypeError, RecursionError) as exc:
+            text = f"<unwritable body: {type(exc).__name__}>"
+        model = self.requests[key].get("body", {}).get("model") \
+            if isinstance(self.requests[key], dict) else None
+        answer = read_answer(text, model=model, prices=self.table, factor=BATCH_DISCOUNT,
+                             max_bytes=self.max_bytes)
+        return key, self._store(key, answer.response, answer.status, answer.error,
+                                answer.prompt_tokens, answer.completion_tokens, answer.cost)
+
+    def _store(self, key: str, response: str | None, status: str, error: str | None,
+               pt: int | None, ct: int | None, value: float) -> str:
+        request = self.requests[key]
+        body = request.get("body", {}) if isinstance(request, dict) else {}
+        stored = self.store.put({
+            "key": key, "endpoint": self.endpoint, "model": str(body.get("model", "")),
+            "repeat": request.get("repeat", 0) if isinstance(request, dict) else 0,
+            "request": json.dumps(body, sort_keys=True), "response": response,
+            "status": status, "error": error, "prompt_tokens": pt, "completion_tokens": ct,
+            "cost_usd": value, "latency_s": None, "source": "batch",
+        })
+        return "stored" if stored else "already_cached"
 
 
 def collect_batch(
@@ -240,8 +294,13 @@ def collect_batch(
     poll_interval: float = 30.0,
     timeout: float | None = None,
     prices: Mapping[str, tuple[float, float]] | None = None,
+    max_answer_bytes: int = RunConfig.max_answer_bytes,
 ) -> dict[str, Any]:
     """Wait for a batch (unless ``wait=False``) and store its answers in the cache.
+
+    Every answer of the batch is stored, read as :func:`~judgekit.run_judges` reads a live
+    answer: one that cannot be read (not JSON, nested too deeply, no choices, odd usage) is
+    stored as an error row with its reason, so it is never paid for again by a live run.
 
     Parameters
     ----------
@@ -257,12 +316,16 @@ def collect_batch(
         Seconds between looks, and the most to wait (None: no limit).
     prices : mapping, optional
         As in :func:`~judgekit.run_judges`: the USD prices the stored answers' costs use.
+    max_answer_bytes : int
+        As in :func:`~judgekit.run_judges`: a longer answer is stored cut, as an error row.
 
     Returns
     -------
     dict
-        ``batch_id, status, requests, stored, already_cached, failed, missing``. Failed and
-        missing requests are not cached; :func:`~judgekit.run_judges` sends them live.
+        ``batch_id, status, requests, stored, already_cached, failed, missing, unreadable``.
+        Failed and missing requests are not cached; :func:`~judgekit.run_judges` sends them
+        live. ``unreadable`` counts lines of the batch's files that name no request of the
+        batch (not JSON and no request key found in them, or an unknown ``custom_id``).
 
     Examples
     --------
@@ -279,7 +342,9 @@ def collect_batch(
         return dict(_NOTHING)
     if not isinstance(batch_id, str):
         raise ValueError(f"batch_id must be a batch id (a string), got {batch_id!r}")
-    coro = _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeout, prices)
+    RunConfig(max_answer_bytes=max_answer_bytes)
+    coro = _acollect(batch_id, client, cache, api_key, wait, poll_interval, timeout, prices,
+                     max_answer_bytes=max_answer_bytes)
     return EngineLoop.run(coro)
 
 
@@ -345,7 +410,7 @@ def run_judges_batch(
         raise ValueError(f"timeout must be None or a positive number of seconds, got {timeout!r}")
     tasks, url = _plan(pairs, judges, orders, repeats, id_swap, client)
     wait = {"poll_interval": poll_interval, "timeout": timeout, "prices": config.prices,
-            "url": url}
+            "url": url, "max_answer_bytes": config.max_answer_bytes}
     with open_cache(cache, required=True) as store:
         earlier = sorted(set(store.pending_batches([t.key for t in tasks]).values()))
         resumed = [EngineLoop.run(_acollect(b, client, store, config.api_key, True, **wait))

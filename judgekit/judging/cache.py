@@ -34,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.exceptions import CacheError
+from judgekit.judging.batchrecords import BatchRecords
 
 __all__ = ["ANSWER_COLUMNS", "Cache", "new_owner", "open_cache", "request_key"]
 
@@ -136,12 +137,51 @@ def _owner_is_gone(owner: str) -> bool:
     return False
 
 
+def _lenient(data: bytes) -> str | bytes:
+    """A stored text that is not UTF-8 (a damaged or edited file) is read as its bytes."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return bytes(data)
+
+
+def _fetch(conn: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> list[tuple]:
+    """Every row of a query; a text that is not UTF-8 comes back as bytes (for the reader of
+    the answer to report) instead of failing the query, so one damaged row costs that row."""
+    try:
+        return conn.execute(sql, list(args)).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "decode" not in str(exc).lower():
+            raise
+    conn.text_factory = _lenient
+    try:
+        return conn.execute(sql, list(args)).fetchall()
+    finally:
+        conn.text_factory = str
+
+
+#: the most a SQLite INTEGER holds
+_INT64 = 2**63 - 1
+
+
+def _column_number(value: Any, kind: type) -> Any:
+    """A number column's value as SQLite can store it; None when it is not one."""
+    if value is None or isinstance(value, bool):
+        return None
+    if kind is int:
+        return value if isinstance(value, int) and -_INT64 <= value <= _INT64 else None
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def _chunks(keys: list[str]) -> Iterator[list[str]]:
     for i in range(0, len(keys), _CHUNK):
         yield keys[i : i + _CHUNK]
 
 
-class Cache:
+class Cache(BatchRecords):
     """The judge-call store: one SQLite file (WAL), safe across threads and processes.
 
     Parameters
@@ -152,7 +192,8 @@ class Cache:
     read_only : bool
         Open for reading only: runs answer what is stored, send the rest and return it, but store
         nothing (they warn how many answers were not stored). For a cache on read-only media or
-        shared by others.
+        shared by others: in a folder this process cannot write, the file is opened as
+        immutable (read as it is; changes others make while it is open are not seen).
     synchronous : {"normal", "full"}
         SQLite's ``synchronous`` setting. ``"normal"`` (default): a commit survives the process
         being killed, but a power loss or OS crash can undo the last few commits (the file stays
@@ -194,9 +235,7 @@ class Cache:
             if not self.path.is_file():
                 raise CacheError(f"the judge cache {self.path} does not exist (read_only=True "
                                  "opens an existing cache)")
-            self._connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-            with self._sql("reading"):
-                self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+            self._open_read_only()
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -214,6 +253,38 @@ class Cache:
                 if "locked" not in str(exc) or attempt == 19:
                     raise
                 time.sleep(0.01 * (attempt + 1))
+
+    def _open_read_only(self) -> None:
+        """Open for reading; in a folder this process cannot write, open the file as immutable.
+
+        SQLite reads a WAL-mode file through a shared-memory ``-shm`` file beside it, which it
+        must create when it is missing: in a read-only folder it cannot, and the plain read-only
+        opening fails. When the file holds every stored answer (no ``-wal`` file with answers
+        not yet copied into it), it is opened with ``immutable=1`` instead: read as it is, with
+        no locks and no ``-shm`` file (changes another process makes meanwhile are not seen).
+        """
+        uri = self.path.resolve().as_uri()
+        self._connect(f"{uri}?mode=ro", uri=True)
+        try:
+            with self._sql("reading"):
+                self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+            return
+        except CacheError as exc:
+            cause = str(exc.__cause__ or exc).lower()
+            if not any(m in cause for m in ("readonly", "read-only", "unable to open")):
+                raise
+            failure = exc
+        self.close()
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise CacheError(
+                f"the judge cache {self.path} cannot be opened read-only: its folder cannot be "
+                f"written and answers not yet copied into the file are in {wal.name} beside "
+                "it; open it once where its folder can be written (or copy the folder), then "
+                f"read it here ({failure})") from failure
+        self._connect(f"{uri}?mode=ro&immutable=1", uri=True)
+        with self._sql("reading"):
+            self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
 
     def _setup(self, synchronous: str) -> None:
         with self._sql("opening"):
@@ -321,10 +392,10 @@ class Cache:
         with self._sql("reading") as conn:
             for chunk in _chunks(keys):
                 marks = ",".join("?" * len(chunk))
-                cur = conn.execute(
-                    f"SELECT {', '.join(_COLUMNS)} FROM responses WHERE key IN ({marks})", chunk
-                )
-                for row in cur.fetchall():
+                for row in _fetch(
+                    conn, f"SELECT {', '.join(_COLUMNS)} FROM responses WHERE key IN ({marks})",
+                    chunk,
+                ):
                     out[row[0]] = dict(zip(_COLUMNS, row))
         return out
 
@@ -348,7 +419,7 @@ class Cache:
         select = f"SELECT {', '.join(ANSWER_COLUMNS)} FROM responses WHERE key IN "
         for chunk in _chunks(keys):
             with self._sql("reading") as conn:
-                rows = conn.execute(f"{select}({','.join('?' * len(chunk))})", chunk).fetchall()
+                rows = _fetch(conn, f"{select}({','.join('?' * len(chunk))})", chunk)
             for row in rows:
                 yield dict(zip(ANSWER_COLUMNS, row))
 
@@ -386,6 +457,9 @@ class Cache:
     def _values(row: Mapping[str, Any]) -> dict[str, Any]:
         values = {c: row.get(c) for c in _COLUMNS}
         values["created_at"] = values["created_at"] or time.time()
+        for name, kind in (("prompt_tokens", int), ("completion_tokens", int),
+                           ("cost_usd", float), ("latency_s", float)):
+            values[name] = _column_number(values[name], kind)
         missing = [c for c in ("key", "endpoint", "model", "repeat", "request", "status", "source")
                    if values[c] is None]
         if missing:
@@ -412,9 +486,9 @@ class Cache:
                 if self._insert(conn, v, owner):
                     stored[v["key"]] = None
                 else:
-                    held = conn.execute(f"SELECT {', '.join(ANSWER_COLUMNS)} FROM responses "
-                                        "WHERE key = ?", (v["key"],)).fetchone()
-                    stored[v["key"]] = dict(zip(ANSWER_COLUMNS, held)) if held else None
+                    held = _fetch(conn, f"SELECT {', '.join(ANSWER_COLUMNS)} FROM responses "
+                                  "WHERE key = ?", (v["key"],))
+                    stored[v["key"]] = dict(zip(ANSWER_COLUMNS, held[0])) if held else None
             for chunk in _chunks(releases):
                 conn.execute(f"DELETE FROM claims WHERE owner = ? AND key IN "
                              f"({','.join('?' * len(chunk))})", [owner, *chunk])
@@ -479,64 +553,6 @@ class Cache:
             for chunk in _chunks(list(keys)):
                 conn.execute(f"DELETE FROM claims WHERE owner = ? AND key IN "
                              f"({','.join('?' * len(chunk))})", [owner, *chunk])
-
-    # ------------------------------------------------------------------ batches
-    def record_batch(self, batch_id: str, endpoint: str, input_file_id: str,
-                     requests: Mapping[str, Any], status: str) -> None:
-        """Remember a submitted batch (key -> {"repeat", "body"}), to collect it after a restart."""
-        with self._sql("recording a batch", transaction=True) as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO batches (batch_id, endpoint, input_file_id, keys, status, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (batch_id, endpoint, input_file_id, json.dumps(dict(requests)), status, time.time()),
-            )
-
-    def update_batch(self, batch_id: str, **values: Any) -> None:
-        """Set a recorded batch's ``status``, ``output_file_id`` or ``collected_at``."""
-        allowed = {"status", "output_file_id", "collected_at"}
-        bad = set(values) - allowed
-        if bad:
-            raise ValueError(f"cannot update batch fields {sorted(bad)}")
-        if not values:
-            return
-        sets = ", ".join(f"{k} = ?" for k in values)
-        with self._sql("updating a batch", transaction=True) as conn:
-            conn.execute(f"UPDATE batches SET {sets} WHERE batch_id = ?", [*values.values(), batch_id])
-
-    def batches(self) -> pd.DataFrame:
-        """Submitted batches: id, endpoint, status, number of requests, times."""
-        with self._sql("reading batches") as conn:
-            rows = conn.execute(
-                "SELECT batch_id, endpoint, input_file_id, keys, status, output_file_id, "
-                "created_at, collected_at FROM batches ORDER BY created_at"
-            ).fetchall()
-        cols = ["batch_id", "endpoint", "input_file_id", "keys", "status", "output_file_id",
-                "created_at", "collected_at"]
-        df = pd.DataFrame(rows, columns=cols)
-        df["n_requests"] = df["keys"].map(lambda k: len(json.loads(k)))
-        return df.drop(columns="keys")
-
-    def pending_batches(self, keys: Iterable[str]) -> dict[str, str]:
-        """{key: batch id} for these keys held by a recorded batch not collected yet."""
-        wanted = set(keys)
-        with self._sql("reading batches") as conn:
-            rows = conn.execute("SELECT batch_id, keys FROM batches WHERE collected_at IS NULL "
-                                "ORDER BY created_at").fetchall()
-        out: dict[str, str] = {}
-        for batch_id, held in rows:
-            for key in wanted.intersection(json.loads(held)):
-                out.setdefault(key, batch_id)
-        return out
-
-    def batch_requests(self, batch_id: str) -> tuple[str, dict[str, Any]]:
-        """(endpoint, {key: {"repeat", "body"}}) of a recorded batch."""
-        with self._sql("reading batches") as conn:
-            row = conn.execute(
-                "SELECT endpoint, keys FROM batches WHERE batch_id = ?", (batch_id,)
-            ).fetchone()
-        if row is None:
-            raise KeyError(f"batch {batch_id!r} is not recorded in the cache {self.path}")
-        return row[0], json.loads(row[1])
 
     # ------------------------------------------------------------------ export
     def to_frame(self, *, with_bodies: bool = False) -> pd.DataFrame:

@@ -12,7 +12,14 @@ Failures are sorted by what they may have cost:
 - **may have been billed** (the request reached the server and no answer came: a read timeout, a
   connection dropped while waiting): charged at its upper bound against the budget, which must
   cover the next attempt before it is made, and reported;
-- **paid but unusable** (malformed JSON, no choices): a ``paid_error`` row, recorded, not retried.
+- **paid but unusable** (malformed JSON, no choices, larger than ``max_answer_bytes``): a
+  ``paid_error`` row with its reason, stored, not retried. Reading an answer never raises
+  (:mod:`judgekit.judging.answers`), so an odd answer costs its own row, not the run.
+  An answer refused on this side as it came (headers beyond the client's limits, an
+  encoding not asked for) is a ``paid_error`` too: the same answer would come again.
+- **an error said with a 200** (``{"error": {...}}`` and no ``choices``, as some routers report
+  an upstream failure): handled as the status the error names (its ``code`` when that is an
+  HTTP status, else 429 for a rate-limit type, else 502), with the server's message.
 
 Every error message and stored answer is scrubbed of the keys the call used.
 """
@@ -31,14 +38,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judgekit.exceptions import JudgeConnectionError
+from judgekit.judging.answers import MAX_ANSWER_BYTES, parse_body, read_answer, usage_tokens
 from judgekit.judging.budget import Reservation
 from judgekit.judging.limits import EndpointLimits
-from judgekit.judging.pricing import cost
 from judgekit.judging.requests import Call
 from judgekit.judging.secrets import scrub, scrub_known
-from judgekit.judging.transport import CONNECT, ClientFailure, NoAnswer
+from judgekit.judging.transport import CONNECT, ClientFailure, NoAnswer, Unreadable
 
-__all__ = ["Endpoint", "Sender", "answer_row", "error_info", "retry_after", "row", "usage_tokens"]
+__all__ = ["Endpoint", "Sender", "answer_row", "error_in_200", "error_info", "retry_after", "row",
+           "usage_tokens"]
 
 log = logging.getLogger("judgekit.engine")
 
@@ -92,51 +100,56 @@ def error_info(status: int, text: str) -> tuple[str, str | None, str | None]:
     >>> error_info(502, "<html>Bad Gateway</html>")
     ('Error code: 502 - <html>Bad Gateway</html>', None, None)
     """
-    try:
-        body = json.loads(text)
-    except ValueError:
-        body = None
+    body, _ = parse_body(text)   # never raises (JSON nested too deeply is no JSON here)
     inner = body.get("error", body) if isinstance(body, Mapping) else None
     if isinstance(inner, Mapping):
         message = inner.get("message")
         code, kind = inner.get("code"), inner.get("type")
-        code = None if code is None else str(code)
+        # only plain values are shown: str() of a deeply nested one could overflow the stack
+        code = str(code)[:100] if isinstance(code, (str, int)) and not isinstance(code, bool) \
+            else None
         kind = kind if isinstance(kind, str) else None
-        if message:
+        if message and isinstance(message, (str, int, float)):
             return str(message)[:300], code, kind
     else:
         code = kind = None
-    detail = text.strip()
+    detail = text[:400].strip()
     return (f"Error code: {status} - {detail}" if detail else f"Error code: {status}")[:300], code, kind
 
 
-def usage_tokens(usage: Any) -> tuple[int | None, int | None]:
-    """(prompt, completion) tokens of an answer's ``usage``, each None unless a whole number
-    >= 0 (numbers written as text are read; anything else is not trusted).
+def error_in_200(text: str) -> int | None:
+    """The status a 2xx answer stands for when it is an error object without ``choices``
+    (``{"error": {"message", "code"}}``), else None.
 
     Examples
     --------
-    >>> usage_tokens({"prompt_tokens": "12", "completion_tokens": 3})
-    (12, 3)
-    >>> usage_tokens({"prompt_tokens": -10_000_000, "completion_tokens": 0}), usage_tokens("n/a")
-    ((None, 0), (None, None))
+    >>> error_in_200('{"error": {"message": "upstream overloaded", "code": 502}}')
+    502
+    >>> error_in_200('{"error": {"message": "slow down", "type": "rate_limit_error"}}')
+    429
+    >>> error_in_200('{"choices": [], "error": null}') is None
+    True
     """
-    if not isinstance(usage, Mapping):
-        return None, None
-
-    def whole(value: Any) -> int | None:
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, str):
-            value = value.strip()
-            return int(value) if value.isdigit() else None
-        if isinstance(value, int):
-            return value if value >= 0 else None
-        if isinstance(value, float) and math.isfinite(value) and value >= 0 and value.is_integer():
-            return int(value)
+    if '"error"' not in text:   # the common case costs one substring search
         return None
-
-    return whole(usage.get("prompt_tokens")), whole(usage.get("completion_tokens"))
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(payload, Mapping) or payload.get("choices") or not payload.get("error"):
+        return None
+    inner = payload["error"]
+    code = inner.get("code", inner.get("status")) if isinstance(inner, Mapping) else None
+    try:
+        status = int(str(code).strip())
+    except ValueError:
+        status = 0
+    if 400 <= status <= 599:
+        return status
+    words = " ".join(str(inner.get(k, "")) for k in ("type", "code")) \
+        if isinstance(inner, Mapping) else str(inner)
+    words = words.lower()
+    return 429 if "rate" in words or "quota" in words else 502
 
 
 @dataclass
@@ -159,8 +172,10 @@ class Sender:
 
     def __init__(self, *, endpoints: Mapping[str, Endpoint], timeout: float, max_retries: int,
                  backoff_base: float, backoff_max: float,
-                 prices: Mapping[str, tuple[float, float]], report: dict[str, Any]) -> None:
+                 prices: Mapping[str, tuple[float, float]], report: dict[str, Any],
+                 max_answer_bytes: int = MAX_ANSWER_BYTES) -> None:
         self.endpoints, self.timeout, self.max_retries = endpoints, timeout, max_retries
+        self.max_answer_bytes = max_answer_bytes
         self.backoff_base, self.backoff_max = backoff_base, backoff_max
         self.prices, self.report = prices, report
         self.abort: JudgeConnectionError | None = None
@@ -198,16 +213,33 @@ class Sender:
                 where.limits.failed(ticket, reached=False)
                 return row(call, "error", error=f"api: {scrub(str(exc), secrets)}",
                            attempts=attempt + 1)
+            except Unreadable as exc:   # an answer came and cannot be kept: final
+                self._reached(where)
+                where.limits.answered(ticket, None, exc.headers)
+                last = scrub(exc.reason, secrets)
+                if exc.status == 0 or 200 <= exc.status < 300:
+                    # paid: stored with the first max_answer_bytes of it, when it was too large
+                    kept = scrub_known(exc.kept.decode("utf-8", "replace"), secrets) \
+                        if exc.kept else None
+                    return row(call, "paid_error", response=kept, error=f"api: {last}",
+                               attempts=attempt + 1, latency=time.perf_counter() - t0)
+                last = f"HTTP {exc.status}: {last}"
+                if exc.status not in RETRY_STATUS:
+                    return row(call, "error", error=f"api: {last}", attempts=attempt + 1)
             else:
                 self._reached(where)
                 status = reply.status
+                said = error_in_200(reply.text) if 200 <= status < 300 else None
+                if said is not None:
+                    status = said   # an error said with a 200: handled as the status it names
                 if 200 <= status < 300:
                     out = answer_row(call, scrub_known(reply.text, secrets),
-                                     time.perf_counter() - t0, attempt + 1, self.prices)
+                                     time.perf_counter() - t0, attempt + 1, self.prices,
+                                     max_bytes=self.max_answer_bytes)
                     where.limits.answered(ticket, out["prompt_tokens"], reply.headers)
                     return out
                 message, code, kind = error_info(status, reply.text)
-                last = scrub(f"HTTP {status}: {message}", secrets)
+                last = scrub(f"HTTP {reply.status}: {message}", secrets)
                 if status == 429:
                     self.report["rate_limited"] += 1
                     wait = retry_after(reply.headers)
@@ -280,28 +312,16 @@ def row(call: Call, status: str, *, response: str | None = None, error: str | No
 
 
 def answer_row(call: Call, text: str, latency: float, attempts: int,
-               prices: Mapping[str, tuple[float, float]]) -> dict:
-    """The row of an HTTP 200 answer: ``ok``, or ``paid_error`` when it is unusable. Its cost is
-    NaN when the usage is missing or not believable (then the budget charges the upper bound).
-    An ``ok`` row also carries the parsed answer as ``payload`` (not stored)."""
-    try:
-        payload = json.loads(text)
-        if not isinstance(payload, dict):
-            raise ValueError("not an object")
-    except ValueError:
-        return row(call, "paid_error", response=text, latency=latency, attempts=attempts,
-                   error=f"api: malformed JSON response ({len(text)} bytes)")
-    pt, ct = usage_tokens(payload.get("usage"))
-    value = cost(call.body["model"], pt, ct, prices) if pt is not None and ct is not None \
-        else float("nan")
-    common = {"response": text, "prompt_tokens": pt, "completion_tokens": ct, "cost": value,
-              "latency": latency, "attempts": attempts}
-    choices = payload.get("choices")
-    if not choices:
-        return row(call, "paid_error", error="api: response has no choices", **common)
-    first = choices[0] if isinstance(choices, list) else None
-    if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
-        return row(call, "paid_error", error="api: response has no message in choices[0]", **common)
-    out = row(call, "ok", **common)
-    out["payload"] = payload  # the parsed answer, so the judgment need not parse it again
+               prices: Mapping[str, tuple[float, float]], *,
+               max_bytes: int = MAX_ANSWER_BYTES) -> dict:
+    """The row of an HTTP 200 answer (:func:`~judgekit.judging.answers.read_answer`, which never
+    raises): ``ok``, or ``paid_error`` with the reason when it is unusable. Its cost is NaN when
+    the usage is missing or not believable (then the budget charges the upper bound). An ``ok``
+    row also carries the parsed answer as ``payload`` (not stored)."""
+    answer = read_answer(text, model=call.body["model"], prices=prices, max_bytes=max_bytes)
+    out = row(call, answer.status, response=answer.response, error=answer.error,
+              prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
+              cost=answer.cost, latency=latency, attempts=attempts)
+    if answer.payload is not None:
+        out["payload"] = answer.payload  # the parsed answer, so the judgment need not parse it again
     return out

@@ -90,6 +90,19 @@ class Progress:
 
     total: int = 0
     done: int = 0
+    stopped: int = 0  # calls not sent because the run stopped (shown as a failure, not as done)
+
+
+def finish_bar(bar: Any, progress: Progress, desc: str, failed: bool) -> None:
+    """Leave the bar at the calls answered; a run that stopped says so in red, not at 100%."""
+    bar.n = progress.done
+    if failed or progress.stopped:
+        left = progress.total - progress.done
+        bar.colour = "red"
+        bar.set_description(f"{desc}: FAILED, {left} of {progress.total} calls not made",
+                            refresh=False)
+    bar.refresh()
+    bar.close()
 
 
 class EngineLoop:
@@ -113,10 +126,12 @@ class EngineLoop:
                 bar.n = progress.done
                 bar.refresh()
 
+        failed = False
         try:
             return cls._loop.run(coro, poll=refresh)
+        except BaseException:
+            failed = True
+            raise
         finally:
             if bar is not None:
-                bar.n = progress.done
-                bar.refresh()
-                bar.close()
+                finish_bar(bar, progress, desc, failed)

@@ -4,7 +4,6 @@ through the same engine as :func:`~judgekit.run_judges`."""
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -13,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit._stamp import stamped
+from judgekit.judging.answers import checked_row
 from judgekit.judging.clients import Progress
 from judgekit.judging.config import RunConfig
 from judgekit.judging.engine import run_judges
@@ -74,17 +74,20 @@ class CompletionJob:
 
 def completion(row: Mapping[str, Any]) -> dict[str, Any]:
     """The text, error, tokens, cost and latency of one stored answer."""
+    cached = bool(row.get("cached"))
+    row = checked_row(row)   # an answer that cannot be read is an error, never an exception
     text, finish, error = None, None, row.get("error")
     if row["status"] == "ok":
-        choice = json.loads(row["response"])["choices"][0]
+        choice = row["payload"]["choices"][0]
         text = message_text(choice.get("message"))
         finish = choice.get("finish_reason")
+        finish = finish if isinstance(finish, str) else None
         if finish == "length":
             error = "truncated (finish_reason=length)"
     return {"text": text, "error": error, "finish_reason": finish,
             "prompt_tokens": row.get("prompt_tokens"),
             "completion_tokens": row.get("completion_tokens"), "cost_usd": row.get("cost_usd"),
-            "latency_s": row.get("latency_s"), "cached": row["cached"]}
+            "latency_s": row.get("latency_s"), "cached": cached}
 
 
 def _prompts(prompts: Any, system: str | None) -> tuple[list[str], list[list[dict[str, str]]]]:
@@ -154,7 +157,7 @@ def complete(
         Further request parameters, sent in the body.
     base_url : str, optional
         The endpoint (else the client's, or ``OPENAI_BASE_URL``, or OpenAI's).
-    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches, transport
+    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches, transport, max_answer_bytes
         The run settings of :func:`run_judges`, by keyword (the signature lists them with
         their defaults; ``help(jk.complete)`` shows it).
 

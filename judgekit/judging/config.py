@@ -66,6 +66,7 @@ class RunConfig:
     rate_window: float = 60.0
     pending_batches: str = "skip"
     transport: str = "auto"
+    max_answer_bytes: int = 16 * 1024 * 1024
     price_table: dict[str, tuple[float, float]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -89,6 +90,7 @@ class RunConfig:
                 if limit is not None:
                     _integer(name, limit, minimum=1)
         _number("rate_window", self.rate_window, strict=True)
+        _integer("max_answer_bytes", self.max_answer_bytes, minimum=1)
         if self.pending_batches not in ("skip", "send"):
             raise ValueError("pending_batches must be 'skip' (leave requests held by a batch not "
                              f"collected yet) or 'send', got {self.pending_batches!r}")

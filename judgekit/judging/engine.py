@@ -93,6 +93,7 @@ def run_judges(
     rate_window: float = RunConfig.rate_window,
     pending_batches: str = RunConfig.pending_batches,
     transport: str = RunConfig.transport,
+    max_answer_bytes: int = RunConfig.max_answer_bytes,
 ) -> pd.DataFrame:
     """Judge every pair with every judge, in each order, ID arrangement and repeat.
 
@@ -138,7 +139,9 @@ def run_judges(
     api_key : str, optional
         The key (else the client's, else ``OPENAI_API_KEY``).
     timeout : float
-        Seconds a call may take before it is abandoned (connecting: at most 10 s).
+        Seconds one attempt of a call may take in all, before it is abandoned: connecting
+        (at most 10 s of it), sending, the headers and the whole body, however slowly it
+        arrives. An abandoned attempt may have been billed (``abandoned_timeouts``).
     max_retries : int
         Retries per call after failures that were not paid.
     backoff_base, backoff_max : float
@@ -168,6 +171,11 @@ def run_judges(
         client, unless ``client`` is given: then that client sends, with its own
         authentication (Azure), headers, proxies and HTTP settings. Retries, budget, cache,
         rate limits and errors are the same either way, and so is the table.
+    max_answer_bytes : int
+        The largest answer read, in bytes (16 MiB), counted on the wire and again once
+        decompressed (a few MB of gzip can inflate to gigabytes). A paid answer that is longer
+        is refused as it arrives and stored cut to this size, as an error row saying so (not
+        retried, not paid again by a re-run).
 
     Returns
     -------

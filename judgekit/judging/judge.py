@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgekit.judging.secrets import public_endpoint
+from judgekit.judging.secrets import odd_path, public_endpoint
 from judgekit.judging.templates import Template, get_template
 
 __all__ = ["Judge", "as_judges"]
@@ -151,14 +151,24 @@ def as_judges(judges: Judge | str | Sequence[Judge | str]) -> list[Judge]:
         raise ValueError(f"judges must have distinct ids; repeated: {dup} (set Judge.name)")
     return out
 
-def check_base_url(url: str, name: str) -> None:
+def check_base_url(url: str, name: str, *, path_only: bool = False) -> None:
     """Refuse a base URL with a query string or fragment: requests go to
     ``{base_url}/chat/completions``, which such a URL cannot be extended to (neither transport
-    would reach the endpoint)."""
+    would reach the endpoint). Refuse as well a path that holds a query or parameters in another
+    spelling (``.../v1%3Fapi-key=...``, ``.../v1;key=...``): the request would carry them to a
+    path, where a key is logged by every server and proxy on the way; the message does not
+    repeat what follows them. ``path_only`` checks the path alone (a client's base URL)."""
     from urllib.parse import urlsplit
 
+    odd = odd_path(url)
+    if odd is not None:
+        raise ValueError(
+            f"{name} has {odd} in its path ({public_endpoint(url)!r}): what follows would be "
+            "sent as part of the path (a key there reaches every log on the way). Give the "
+            "endpoint's base URL only (e.g. https://host/v1) and the key as api_key= or "
+            "OPENAI_API_KEY")
     parts = urlsplit(url)
-    if parts.query or parts.fragment:
+    if not path_only and (parts.query or parts.fragment):
         raise ValueError(
             f"{name} must not carry a query string or fragment, got {public_endpoint(url)!r}: "
             "requests go to {base_url}/chat/completions. For an endpoint that needs query "

@@ -11,7 +11,8 @@ bouncing off it.
 - **Learned limits**: the ``x-ratelimit-limit-requests`` / ``-tokens`` headers OpenAI sends with
   every answer; and, from an endpoint that sends no such headers, each 429 whose error ``type``
   says which limit it hit (``"requests"`` or ``"tokens"``, as OpenAI's do): the requests (or
-  tokens) the run had sent in the window before the refused call are what the endpoint admits.
+  tokens) the run had sent in the window before the refused call are what the endpoint admits
+  (none sent: nothing is learned, as a limit of one call per window would crawl).
   A limit learned from a 429 is raised by one request (or one average call's tokens) after each
   window without a 429, so it recovers when it was learned too low. A 429 that names no limit
   (an overloaded server) teaches no limit: it only pauses and halves the concurrency. The
@@ -25,7 +26,13 @@ bouncing off it.
 - **Adaptive concurrency**: the calls in flight to the endpoint are capped; a 429 halves the cap
   (once per round: only for a call sent after the last halving), each answer raises it by
   1 / cap, up to the run's ``concurrency``. After a 429 with ``Retry-After`` no call is sent to
-  the endpoint before that time.
+  the endpoint before that time, or before ``max_pause`` seconds (the run's ``backoff_max``)
+  when it asks for longer: a server asking for a day ends that call, not the run.
+- **Limits that cannot work**: a limit in force smaller than one call (``tpm=1``, or a server
+  advertising ``x-ratelimit-limit-tokens: 1``) would pace the run at one call per window. An
+  advertised token limit smaller than the call the endpoint has just answered is not believed
+  (it is ignored); a limit below one call in force (or of one request) is logged at WARNING on
+  ``judgekit.engine`` as soon as a call meets it, once per endpoint and kind.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -40,6 +48,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["EndpointLimits", "Ticket", "estimate_tokens"]
+
+log = logging.getLogger("judgekit.engine")
 
 _CHARS_PER_TOKEN = 4.0
 _PER_MESSAGE = 4
@@ -95,6 +105,10 @@ class EndpointLimits:
         The most calls in flight.
     clock : callable
         Monotonic seconds (a fake clock in tests).
+    max_pause : float
+        The longest a ``Retry-After`` pauses the endpoint (the run's ``backoff_max``).
+    name : str
+        The endpoint, for warnings.
 
     Examples
     --------
@@ -110,7 +124,8 @@ class EndpointLimits:
     """
 
     def __init__(self, rpm: int | None = None, tpm: int | None = None, window: float = 60.0,
-                 concurrency: int = 16, clock: Callable[[], float] = time.monotonic) -> None:
+                 concurrency: int = 16, clock: Callable[[], float] = time.monotonic,
+                 max_pause: float = math.inf, name: str = "the endpoint") -> None:
         self.given: dict[str, int | None] = {"requests": rpm, "tokens": tpm}
         self.learned: dict[str, int | None] = {"requests": None, "tokens": None}
         self._from_refusal = {"requests": False, "tokens": False}
@@ -118,7 +133,10 @@ class EndpointLimits:
         self.max_cap = int(concurrency)
         self.cap = float(concurrency)
         self.clock = clock
+        self.max_pause, self.name = float(max_pause), name
         self.refusals = 0
+        #: warnings given about limits smaller than one call (at most one per kind)
+        self.warned: dict[str, str] = {}
         self._log: collections.deque[Ticket] = collections.deque()
         self._tokens = 0
         self._in_flight = 0
@@ -185,6 +203,17 @@ class EndpointLimits:
             self._lock, self._changed = asyncio.Lock(), asyncio.Event()
         raw, completion = estimate_tokens(body)
         prompt = math.ceil(raw * max(self._ratios, default=1.0))
+        tpm = self.limit("tokens")
+        if tpm is not None and prompt + completion > tpm and "tokens" not in self.warned:
+            source = "given (tpm=)" if tpm == self.given["tokens"] else "advertised by the server"
+            self._warn("tokens", f"the token limit {tpm} per {self.window:g} s {source} for "
+                       f"{self.name} is smaller than one request (about {prompt + completion} "
+                       "tokens): each call waits for an empty window, one call per "
+                       f"{self.window:g} s. Check tpm= (tokens per window, not thousands)")
+        rpm = self.limit("requests")
+        if rpm == 1 and "requests" not in self.warned:
+            self._warn("requests", f"the request limit for {self.name} is 1 per {self.window:g} s: "
+                       f"the run sends one call per {self.window:g} s")
         async with self._lock:  # first come, first served
             while (wait := self.wait_time(prompt + completion)) > 0:
                 self._changed.clear()
@@ -196,14 +225,28 @@ class EndpointLimits:
             self._in_flight += 1
             return ticket
 
+    def _warn(self, which: str, message: str) -> None:
+        self.warned[which] = message
+        log.warning("%s", message)
+
     def _settle(self, ticket: Ticket, headers: Mapping[str, str] | None) -> float:
         now = self.clock()
         ticket.answered_at = now
         self._in_flight -= 1
         for which in _KINDS:
             value = _header_int(headers, f"x-ratelimit-limit-{which}")
-            if value is not None:
-                self.learned[which], self._from_refusal[which] = value, False
+            if value is None:
+                continue
+            # the endpoint has just admitted this call: a token limit smaller than the call is
+            # not what it enforces (it would pace the run at one call per window)
+            if which == "tokens" and value < ticket.tokens:
+                if "advertised tokens" not in self.warned:
+                    self._warn("advertised tokens", f"{self.name} advertises a limit of {value} "
+                               f"tokens per window (x-ratelimit-limit-tokens) but has just "
+                               f"admitted a call of about {ticket.tokens}: the advertised limit "
+                               "is ignored")
+                continue
+            self.learned[which], self._from_refusal[which] = value, False
         if self._changed is not None:
             self._changed.set()
         return now
@@ -240,11 +283,15 @@ class EndpointLimits:
             # what the run had sent in the window before this call is what the endpoint admits
             before = [t for t in self._log if ticket.sent_at - self.window < t.sent_at < ticket.sent_at]
             seen = len(before) if kind == "requests" else sum(t.tokens for t in before)
-            old = self.learned[kind]
-            self.learned[kind] = max(seen, 1) if old is None else min(old, max(seen, 1))
-            self._from_refusal[kind] = True
+            # a refusal of the window's first call teaches nothing (others share the limit,
+            # or the server is wrong): it would set a limit of one call per window
+            if seen > 0:
+                old = self.learned[kind]
+                self.learned[kind] = seen if old is None else min(old, seen)
+                self._from_refusal[kind] = True
         if retry_after is not None and math.isfinite(retry_after):
-            self._paused_until = max(self._paused_until, now + retry_after)
+            # a longer wait ends the refused call (the engine); the others go on after max_pause
+            self._paused_until = max(self._paused_until, now + min(retry_after, self.max_pause))
         if ticket.sent_at > self._last_cut:
             self.cap = max(1.0, self.cap / 2)
             self._last_cut = now

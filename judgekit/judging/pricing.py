@@ -167,7 +167,7 @@ def estimate_cost(
     -------
     DataFrame
         Per judge: ``requests``, ``cached``, ``to_send``, ``prompt_tokens``, ``cost_usd_typical``,
-        ``cost_usd_max`` (NaN for models without a price).
+        ``cost_usd_max`` (NaN for models without a price, with a warning naming them).
 
     Examples
     --------
@@ -199,4 +199,18 @@ def estimate_cost(
             "cost_usd_typical": cost(judge.model, pt, typical * len(send), table, factor),
             "cost_usd_max": cost(judge.model, pt, judge.tokens * len(send), table, factor),
         })
+    unpriced = sorted({j.model for j in judge_list if price_of(j.model, table) is None})
+    if unpriced:
+        import difflib
+        import warnings
+
+        from judgekit._stack import caller_level
+
+        near = [m for u in unpriced for m in difflib.get_close_matches(u, list(table), n=1)]
+        warnings.warn(
+            f"no price for {', '.join(map(repr, unpriced))}: its cost is NaN (unknown, not "
+            "free); pass prices={model: (input, output)} in USD per 1M tokens"
+            + (f" (priced models near it: {', '.join(near)}; jk.price_table() lists all)" if near
+               else "; jk.price_table() lists the priced models"),
+            UserWarning, stacklevel=caller_level())
     return pd.DataFrame(rows)

@@ -81,6 +81,7 @@ def endpoint_of(base_url: str | None, client: Any) -> str:
         check_base_url(base_url, "base_url")
         return base_url.rstrip("/")
     if client is not None and getattr(client, "base_url", None):
+        check_base_url(str(client.base_url), "client.base_url", path_only=True)
         return str(client.base_url).rstrip("/")
     if os.environ.get("OPENAI_BASE_URL"):
         check_base_url(os.environ["OPENAI_BASE_URL"], "OPENAI_BASE_URL")

@@ -3,13 +3,13 @@ and the judgments frame in the column order of :mod:`judgekit.schema`, built col
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from judgekit.judging.answers import checked_row
 from judgekit.judging.judge import Judge
 from judgekit.judging.logprobs import option_probabilities
 from judgekit.judging.requests import RequestPlan
@@ -42,17 +42,18 @@ def judgment(judge: Judge, order: str, id_swap: bool,
     """The columns of one judgment that its answer decides: verdict, ``p_a``.., raw text, error,
     ``p_note``, finish reason, tokens, cost, latency and ``cached``.
 
-    ``row`` is a stored answer (:data:`~judgekit.judging.cache.ANSWER_COLUMNS` plus ``cached``).
+    ``row`` is a stored answer (:data:`~judgekit.judging.cache.ANSWER_COLUMNS` plus ``cached``),
+    checked by :func:`~judgekit.judging.answers.checked_row` before it is read: an answer that
+    cannot be read is an error row with its reason, never an exception.
     """
-    template = judge.template
     n = len(order)
-    ids = template.ids_for(n, id_swap)
     out: dict[str, Any] = {
         "verdict": None, **{f"p_{letter}": float("nan") for letter in "abcd"[:n]},
         "raw": None, "error": None, "p_note": None, "finish_reason": None,
         "prompt_tokens": np.nan, "completion_tokens": np.nan, "cost_usd": np.nan,
-        "latency_s": np.nan, "cached": bool(row["cached"]),
+        "latency_s": np.nan, "cached": bool(row.get("cached")),
     }
+    row = checked_row(row)
     for col in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s"):
         if row.get(col) is not None:
             out[col] = row[col]
@@ -60,26 +61,36 @@ def judgment(judge: Judge, order: str, id_swap: bool,
         out["error"] = row["error"]
         return out
     try:
-        payload = row.get("payload")
-        choice = (payload if payload is not None else json.loads(row["response"]))["choices"][0]
-        message = choice.get("message") or {}
-        text = message_text(message)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
-        # a stored answer of an unexpected shape: recorded, and the run goes on
-        out["error"] = f"api: unreadable response ({type(exc).__name__}: {exc})"
-        return out
+        _read(judge, order, id_swap, row["payload"], out)
+    except Exception as exc:  # an answer of an unexpected shape: recorded
+        for key in ("verdict", "raw", "p_note", "finish_reason"):
+            out[key] = None
+        out.update({f"p_{letter}": float("nan") for letter in "abcd"[:n]})
+        out["error"] = f"api: unreadable response ({type(exc).__name__}: {str(exc)[:200]})"
+    return out
+
+
+def _read(judge: Judge, order: str, id_swap: bool, payload: Mapping[str, Any],
+          out: dict[str, Any]) -> None:
+    """Fill ``out`` with the verdict, probabilities and text of a parsed answer."""
+    template = judge.template
+    ids = template.ids_for(len(order), id_swap)
+    choice = payload["choices"][0]
+    message = choice.get("message") or {}
+    text = message_text(message)
+    finish = choice.get("finish_reason")
     out["raw"] = text
-    out["finish_reason"] = choice.get("finish_reason")
+    out["finish_reason"] = finish if isinstance(finish, str) else None
     parsed = template.parse(text)
     if parsed.option is None:
         reason = parsed.error
-        if choice.get("finish_reason") == "length":
+        if finish == "length":
             reason = f"truncated (finish_reason=length); {reason}"
         refusal = message.get("refusal") if isinstance(message, Mapping) else None
         if refusal:
-            reason = f"refused: {refusal}"
+            reason = f"refused: {str(refusal)[:500]}"
         out["error"] = f"parse: {reason}"
-        return out
+        return
     letters = order
     if template.ties and parsed.option == template.tie_id:
         out["verdict"] = "tie"
@@ -92,13 +103,12 @@ def judgment(judge: Judge, order: str, id_swap: bool,
                 logprobs, text, parsed.start, list(ids),
                 tie_id=template.tie_id if template.ties else None,
             )
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
-            probs, note = None, f"unreadable logprobs ({type(exc).__name__}: {exc})"
+        except Exception as exc:  # logprobs of an odd shape: noted, verdict kept
+            probs, note = None, f"unreadable logprobs ({type(exc).__name__}: {str(exc)[:200]})"
         out["p_note"] = note
         if probs is not None:
             for k, letter in enumerate(letters):
                 out[f"p_{letter}"] = probs[ids[k]]
-    return out
 
 
 _TEXT = ("verdict", "raw", "error", "p_note", "finish_reason")

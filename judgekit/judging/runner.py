@@ -31,10 +31,11 @@ import pandas as pd
 
 from judgekit._stack import caller_level
 from judgekit.exceptions import CacheError, CacheWarning, JudgeConnectionError
+from judgekit.judging.answers import checked_row
 from judgekit.judging.budget import Budget, Reservation
 from judgekit.judging.cache import LEASE, Cache, new_owner, open_cache
 from judgekit.judging.calls import Endpoint, Sender
-from judgekit.judging.clients import EngineLoop, Progress
+from judgekit.judging.clients import EngineLoop, Progress, finish_bar
 from judgekit.judging.config import RunConfig
 from judgekit.judging.limits import EndpointLimits
 from judgekit.judging.pricing import price_of, upper_cost
@@ -150,9 +151,12 @@ class Runner:
         found: set[str] = set()
         redo: list[str] = []
         for row in store.lookup(keys):
-            if self.config.retry_errors and row["status"] != "ok":
-                redo.append(row["key"])
-                continue
+            if self.config.retry_errors:
+                # what the judgment would show: a stored "ok" that no longer reads is an error
+                row = checked_row(row)
+                if row["status"] != "ok":
+                    redo.append(row["key"])
+                    continue
             found.add(row["key"])
             row["cached"] = True
             self.sink(row["key"], row)
@@ -174,16 +178,20 @@ class Runner:
         urls = {self.plan.url(k) for k in pending}
         transports = make_transports(urls, transport=config.transport, client=config.client,
                                      api_key=config.api_key, timeout=config.timeout,
-                                     pool=config.concurrency)
+                                     pool=config.concurrency,
+                                     max_answer_bytes=config.max_answer_bytes)
         for url, transport in transports.items():
             rpm, tpm = config.limits_for(self.plan.urls[url])
-            limits = EndpointLimits(rpm, tpm, config.rate_window, config.concurrency)
-            self.endpoints[url] = Endpoint(transport, [transport.api_key, *url_secrets(url)],
+            limits = EndpointLimits(rpm, tpm, config.rate_window, config.concurrency,
+                                    max_pause=config.backoff_max, name=self.plan.urls[url])
+            # the key, the URL's and the proxy's credentials (the transport knows its proxy)
+            self.endpoints[url] = Endpoint(transport, [*transport.secrets, *url_secrets(url)],
                                            limits)
         self.sender = Sender(
             endpoints=self.endpoints, timeout=config.timeout, max_retries=config.max_retries,
             backoff_base=config.backoff_base, backoff_max=config.backoff_max,
             prices=config.price_table, report=self.report,
+            max_answer_bytes=config.max_answer_bytes,
         )
 
     async def run(self) -> dict[str, Any]:
@@ -269,7 +277,7 @@ class Runner:
         except CacheError as exc:
             self._cache_failed(exc)
             self.report["not_run_stopped"] += len(keys)
-            self.progress.done += len(keys)
+            self.progress.stopped += len(keys)
             self._deferred.clear()
             return []
         for found in stored:
@@ -314,11 +322,13 @@ class Runner:
             key = queue.get_nowait()
             if self._stopped():
                 self.report["not_run_stopped"] += 1
-                self.progress.done += 1
+                self.progress.stopped += 1
                 continue
             state = await self._claim(key)
             if state == "stop":
                 self.report["not_run_stopped"] += 1
+                self.progress.stopped += 1
+                continue
             if state != "mine":
                 self.progress.done += state != "busy"
                 continue
@@ -460,13 +470,17 @@ async def adrive(job: Any, desc: str) -> pd.DataFrame:
 
         bar = tqdm(total=0, desc=desc, unit="call")
         monitor = asyncio.create_task(_monitor(bar, prog))
+    failed = False
     try:
         out = await job.run(prog)
+    except BaseException:
+        failed = True
+        raise
     finally:
         if bar is not None:
             monitor.cancel()
-            bar.n, bar.total = prog.done, prog.total
-            bar.close()
+            bar.total = prog.total
+            finish_bar(bar, prog, desc, failed)
     announce(out.attrs["judgekit_run"])
     return out
 

@@ -18,11 +18,42 @@ import re
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["public_endpoint", "scrub", "scrub_known", "split_userinfo", "url_secrets"]
+__all__ = ["odd_path", "public_endpoint", "scrub", "scrub_known", "split_userinfo", "url_secrets"]
 
 _KEYLIKE = re.compile(r"\b(?:sk|key|api[-_]?key)[-_][A-Za-z0-9_\-*]{6,}", re.IGNORECASE)
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|sig|auth|credential", re.IGNORECASE)
 _PREFIX = 12
+
+
+#: characters that end a path where an API key would start: a query, a fragment, path
+#: parameters (``;k=v``), and their percent-encoded forms
+_PATH_BREAKS = "?#;&="
+
+
+def odd_path(url: str) -> str | None:
+    """What in ``url``'s path would carry a query or parameters into the path (``%3F``, ``;``,
+    ``=``, ``&``, ``%23``: the spellings that send a key to a path and into logs), or None.
+
+    Examples
+    --------
+    >>> odd_path("https://x.example/v1%3Fapi-key=abc"), odd_path("https://x.example/v1;key=abc")
+    ("'%3F'", "';'")
+    >>> odd_path("https://x.example/openai/deployments/gpt-4o") is None
+    True
+    """
+    path = urlsplit(url).path
+    for char in unquote(path):
+        if char in _PATH_BREAKS or ord(char) < 32:
+            return repr(_spelled(path, char))
+    return None
+
+
+def _spelled(path: str, char: str) -> str:
+    """How ``char`` is written in ``path`` (itself, or percent-encoded)."""
+    if char in path:
+        return char
+    code = f"%{ord(char):02X}"
+    return code if code in path.upper() else char
 
 
 def public_endpoint(url: str) -> str:
@@ -38,11 +69,15 @@ def public_endpoint(url: str) -> str:
     """
     parts = urlsplit(url.rstrip("/"))
     netloc = parts.netloc.rpartition("@")[2]
+    path = parts.path
+    if odd_path(url) is not None:   # whatever follows a query or a parameter in the path
+        cut = min(i for i, c in enumerate(unquote(path)) if c in _PATH_BREAKS or ord(c) < 32)
+        path = unquote(path)[:cut] + "/***"
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode([(k, "***" if _SECRET_PARAM.search(k) else v) for k, v in pairs])
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), query, parts.fragment))
+    return urlunsplit((parts.scheme, netloc, path.rstrip("/"), query, parts.fragment))
 
 
 def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
@@ -63,23 +98,26 @@ def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The credentials written into ``url``: user, password, their HTTP basic-auth encoding, and
-    secret-looking query values.
+    """The credentials written into ``url``: user, password (decoded and as written), their HTTP
+    basic-auth encoding (with and without padding), and secret-looking query values. Used for
+    base URLs and for the proxy a run goes through (``HTTP(S)_PROXY``).
 
     Examples
     --------
     >>> url_secrets("https://bob:s3cret@proxy.example/v1")
-    ['bob', 's3cret', 'Ym9iOnMzY3JldA==']
+    ['bob', 's3cret', 'Ym9iOnMzY3JldA==', 'Ym9iOnMzY3JldA']
     """
     parts = urlsplit(url)
     found: list[str] = []
     userinfo = parts.netloc.rpartition("@")[0]
     if userinfo:
         user, _, password = userinfo.partition(":")
-        found += [unquote(user), unquote(password)]
-        found.append(base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode())
+        found += [unquote(user), unquote(password), user, password]
+        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+        # as sent (Basic ...), and without its padding
+        found += [token, token.rstrip("=")]
     found += [v for k, v in parse_qsl(parts.query) if _SECRET_PARAM.search(k)]
-    return [s for s in found if s]
+    return list(dict.fromkeys(s for s in found if s))
 
 
 def scrub_known(text: str, secrets: Iterable[str]) -> str:

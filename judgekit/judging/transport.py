@@ -31,10 +31,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgekit.judging.clients import CONNECT_TIMEOUT, make_clients, resolve_key
-from judgekit.judging.secrets import split_userinfo
+from judgekit.judging.secrets import split_userinfo, url_secrets
+from judgekit.judging.wire import (
+    ACCEPT_ENCODING,
+    DEFAULT_MAX_ANSWER_BYTES,
+    SDK_LIMIT,
+    BoundedBody,
+    Unreadable,
+    bound_http_client,
+    declared_length,
+    header_refusal,
+)
 
-__all__ = ["CONNECT", "NOT_SENT", "TRANSPORTS", "ClientFailure", "LeanTransport", "NoAnswer", "Reply",
-           "SdkTransport", "check_client", "dumps", "env_proxy", "make_transports", "uses_sdk"]
+__all__ = ["CONNECT", "MAX_HEADERS", "NOT_SENT", "TRANSPORTS", "ClientFailure", "LeanTransport",
+           "NoAnswer", "Reply", "SdkTransport", "Unreadable", "check_client", "dumps", "env_proxy",
+           "make_transports", "uses_sdk"]
 
 #: the transports a run can be asked for
 TRANSPORTS = ("auto", "aiohttp", "openai")
@@ -43,6 +54,9 @@ NOT_SENT = frozenset({"ConnectError", "ConnectTimeout", "PoolTimeout", "WriteErr
                       "UnsupportedProtocol", "LocalProtocolError", "InvalidURL"})
 #: failures to open a connection (they count towards stopping the run)
 CONNECT = frozenset({"ConnectError", "ConnectTimeout"})
+#: response headers the lean transport reads (aiohttp's default, 128, refuses some gateways'
+#: answers), and the bytes of one header line
+MAX_HEADERS, MAX_HEADER_LINE = 1024, 32768
 
 
 @dataclass(frozen=True)
@@ -153,12 +167,14 @@ class LeanTransport:
     api_key : str
         Sent as ``Authorization: Bearer <key>`` (unless the URL carries basic-auth credentials).
     timeout : float
-        Seconds to wait for the answer's next bytes (httpx's read timeout); connecting takes at
-        most ``min(timeout, CONNECT_TIMEOUT)``.
+        Seconds the whole call may take: connecting, sending, the headers and the whole body
+        (connecting alone takes at most ``min(timeout, CONNECT_TIMEOUT)``).
     pool : int
         The most connections kept open to the endpoint: the run's concurrency.
     headers : mapping, optional
         Further headers (``OpenAI-Organization``, ``OpenAI-Project``).
+    max_answer_bytes : int
+        The largest answer read, on the wire and decompressed (:class:`Unreadable` beyond).
 
     Examples
     --------
@@ -177,11 +193,13 @@ class LeanTransport:
     """
 
     def __init__(self, url: str, api_key: str, *, timeout: float, pool: int,
-                 headers: Mapping[str, str] | None = None) -> None:
+                 headers: Mapping[str, str] | None = None,
+                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
         bare, auth = split_userinfo(url)
         self.url = bare.rstrip("/") + "/chat/completions"
         self.api_key = api_key
         self.timeout, self.pool = float(timeout), int(pool)
+        self.max_answer_bytes = int(max_answer_bytes)
         if auth is not None:
             import base64
 
@@ -192,9 +210,12 @@ class LeanTransport:
         from judgekit._version import __version__
 
         self.headers = {"Authorization": authorization, "Content-Type": "application/json",
-                        "Accept": "application/json", "User-Agent": f"judgekit/{__version__}",
-                        **dict(headers or {})}
+                        "Accept": "application/json", "Accept-Encoding": ACCEPT_ENCODING,
+                        "User-Agent": f"judgekit/{__version__}", **dict(headers or {})}
         self.proxy = env_proxy(self.url)
+        #: what to scrub from every text the run keeps: the key, the URL's and the proxy's
+        #: credentials
+        self.secrets = [api_key, *url_secrets(url), *url_secrets(self.proxy or "")]
         self._session: Any = None
         self._proxy: dict[str, Any] = {}
 
@@ -202,12 +223,21 @@ class LeanTransport:
         import aiohttp
 
         connector = aiohttp.TCPConnector(limit=self.pool, limit_per_host=0, ttl_dns_cache=300)
-        timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout,
+        # total: the whole call, body included (aiohttp's read timeouts only bound the gaps)
+        timeout = aiohttp.ClientTimeout(total=self.timeout, connect=self.timeout,
                                         sock_connect=min(self.timeout, CONNECT_TIMEOUT),
                                         sock_read=self.timeout)
+        limits: dict[str, Any] = {"max_line_size": MAX_HEADER_LINE,
+                                  "max_field_size": MAX_HEADER_LINE}
+        import inspect
+
+        if "max_headers" in inspect.signature(aiohttp.ClientSession).parameters:
+            limits["max_headers"] = MAX_HEADERS
         self._session = aiohttp.ClientSession(
             connector=connector, timeout=timeout, headers=self.headers,
             cookie_jar=aiohttp.DummyCookieJar(), raise_for_status=False,
+            auto_decompress=False,   # decompressed here, within max_answer_bytes
+            **limits,
         )
         if self.proxy is not None:
             bare, auth = split_userinfo(self.proxy)
@@ -216,34 +246,74 @@ class LeanTransport:
         return self._session
 
     async def chat(self, body: Mapping[str, Any]) -> Reply:
-        """POST ``body``; the reply, or :class:`NoAnswer` / :class:`ClientFailure`."""
-        import aiohttp
-
+        """POST ``body``; the reply, or :class:`NoAnswer` / :class:`Unreadable` /
+        :class:`ClientFailure`."""
         try:
             data = dumps(body)
         except (TypeError, ValueError) as exc:
             raise ClientFailure(f"the request cannot be written as JSON ({exc})") from exc
+        import aiohttp
+
         session = self._session or self._open()
+        limit = self.max_answer_bytes
         try:
+            # the session's total timeout bounds all of it, the body included
             async with session.post(self.url, data=data, **self._proxy) as response:
-                raw = await response.read()
-                charset = response.charset or "utf-8"
                 status, headers = response.status, response.headers
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                length = response.content_length
+                if length is not None and length <= limit and not headers.get("Content-Encoding"):
+                    raw = await response.read()   # plain, and no longer than its stated length
+                else:
+                    raw = await read_bounded(response.content.iter_any(), headers, status, limit)
+                charset = response.charset or "utf-8"
+        except Unreadable:
+            raise
+        except aiohttp.ClientResponseError as exc:
+            if header_refusal(str(exc)):
+                raise _headers_refused(exc) from exc
+            raise _aiohttp_failure(exc) from exc
+        except asyncio.TimeoutError as exc:
+            if isinstance(exc, aiohttp.ServerTimeoutError):   # connecting, or a silent socket
+                raise _aiohttp_failure(exc) from exc
+            raise _deadline(self.timeout) from exc   # the total deadline
+        except (aiohttp.ClientError, OSError) as exc:
             raise _aiohttp_failure(exc) from exc
         except ValueError as exc:   # e.g. a proxy URL aiohttp cannot use
             raise ClientFailure(f"{type(exc).__name__}: {exc}") from exc
-        try:
-            text = raw.decode(charset, errors="replace")
-        except LookupError:   # an unknown charset: httpx falls back to UTF-8 too
-            text = raw.decode("utf-8", errors="replace")
-        return Reply(status, headers, text)
+        return Reply(status, headers, _text(raw, charset))
 
     async def close(self) -> None:
         """Close the session and its connections."""
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
+
+
+def _text(raw: bytes, charset: str | None) -> str:
+    try:
+        return raw.decode(charset or "utf-8", errors="replace")
+    except LookupError:   # an unknown charset: httpx falls back to UTF-8 too
+        return raw.decode("utf-8", errors="replace")
+
+
+def _deadline(timeout: float) -> NoAnswer:
+    """The total deadline passed: the request may have reached the endpoint."""
+    return NoAnswer("ReadTimeout", f"ReadTimeout: no whole answer within timeout={timeout:g} s")
+
+
+def _headers_refused(exc: BaseException) -> Unreadable:
+    return Unreadable(f"the answer's headers are beyond the HTTP client's limits ({exc}); "
+                      "not sent again, as the answer came whole")
+
+
+async def read_bounded(chunks: Any, headers: Mapping[str, str], status: int, limit: int) -> bytes:
+    """The body from an async iterator of wire chunks, within ``limit`` bytes (on the wire and
+    decompressed); :class:`Unreadable` beyond."""
+    body = BoundedBody(headers.get("Content-Encoding"), limit, status, headers,
+                       declared=declared_length(headers))
+    async for chunk in chunks:
+        body.feed(chunk)
+    return body.finish()
 
 
 class SdkTransport:
@@ -255,24 +325,51 @@ class SdkTransport:
         The client; its base URL, authentication and HTTP settings are used as they are.
     owned : bool
         Close the client with the transport (it was made for the run).
+    timeout : float
+        Seconds the whole call may take (the SDK's own timeouts bound each phase only).
+    max_answer_bytes : int
+        The largest answer read, on the wire and decompressed: a hook on the client's httpx
+        client checks the body as it arrives (it acts on judgekit's calls only).
     """
 
-    def __init__(self, client: Any, *, owned: bool) -> None:
+    def __init__(self, client: Any, *, owned: bool, timeout: float = 600.0,
+                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> None:
         self.client, self.owned = client, owned
+        self.timeout, self.max_answer_bytes = float(timeout), int(max_answer_bytes)
         self.api_key = getattr(client, "api_key", "") or ""
+        base = str(getattr(client, "base_url", "") or "")
+        self.secrets = [self.api_key, *url_secrets(base),
+                        *url_secrets(env_proxy(base.rstrip("/") + "/chat/completions") or "")]
+        self.bounded = bound_http_client(getattr(client, "_client", None))
 
     async def chat(self, body: Mapping[str, Any]) -> Reply:
-        """POST ``body`` through the SDK; the reply, or :class:`NoAnswer` / :class:`ClientFailure`."""
+        """POST ``body`` through the SDK; the reply, or :class:`NoAnswer` / :class:`Unreadable` /
+        :class:`ClientFailure`."""
+        token = SDK_LIMIT.set(self.max_answer_bytes)
+        try:
+            return await asyncio.wait_for(self._create(body), self.timeout)
+        except asyncio.TimeoutError as exc:
+            raise _deadline(self.timeout) from exc
+        finally:
+            SDK_LIMIT.reset(token)
+
+    async def _create(self, body: Mapping[str, Any]) -> Reply:
         import openai
 
         rest = {k: v for k, v in body.items() if k not in ("model", "messages")}
         try:
             raw = await self.client.chat.completions.with_raw_response.create(
-                model=body["model"], messages=body["messages"], extra_body=rest or None)
+                model=body["model"], messages=body["messages"], extra_body=rest or None,
+                extra_headers={"Accept-Encoding": ACCEPT_ENCODING})
         except openai.APIStatusError as exc:
             response = exc.response
             return Reply(response.status_code, response.headers, response.text)
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            cause = exc.__cause__ or exc
+            if isinstance(cause, Unreadable):
+                raise cause from exc
+            if header_refusal(str(cause)):
+                raise _headers_refused(cause) from exc
             raise _sdk_failure(exc) from exc
         except openai.OpenAIError as exc:
             raise ClientFailure(f"{type(exc).__name__}: {exc}") from exc
@@ -302,12 +399,15 @@ def uses_sdk(transport: str, client: Any) -> bool:
 
 
 def make_transports(urls: Iterable[str], *, transport: str, client: Any, api_key: str | None,
-                    timeout: float, pool: int) -> dict[str, Any]:
+                    timeout: float, pool: int,
+                    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES) -> dict[str, Any]:
     """One transport per URL (see :func:`uses_sdk`); close each with ``await t.close()``."""
     urls = sorted(set(urls))
     if uses_sdk(transport, client):
         clients, owned = make_clients(urls, client, api_key, timeout)
-        return {u: SdkTransport(clients[u], owned=any(clients[u] is c for c in owned)) for u in urls}
+        return {u: SdkTransport(clients[u], owned=any(clients[u] is c for c in owned),
+                                timeout=timeout, max_answer_bytes=max_answer_bytes)
+                for u in urls}
     headers = {}
     for name, header, env in (("organization", "OpenAI-Organization", "OPENAI_ORG_ID"),
                               ("project", "OpenAI-Project", "OPENAI_PROJECT_ID")):
@@ -316,7 +416,7 @@ def make_transports(urls: Iterable[str], *, transport: str, client: Any, api_key
         if value:
             headers[header] = str(value)
     return {u: LeanTransport(u, resolve_key(u, client, api_key), timeout=timeout, pool=pool,
-                             headers=headers) for u in urls}
+                             headers=headers, max_answer_bytes=max_answer_bytes) for u in urls}
 
 
 def check_client(transport: str, client: Any) -> None:

@@ -89,6 +89,9 @@ def accuracy(
     4    acc_both     0.670  400
     5  acc_random     0.798  400
     """
+    from judgekit.metrics._labels import require_labels
+
+    require_labels(pairs, "accuracy")
     metrics = family("accuracy") + (family("accuracy_denoised") if denoise else [])
     frame, by_cols = _engine.run(
         judgments, pairs, by, metrics, repeats=repeats, flip_estimator=flip_estimator,

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from judgekit._stack import caller_level
+from judgekit._stack import warn_once
 from judgekit._stamp import stamped
 from judgekit.metrics._prepare import as_list as _as_list
 from judgekit.metrics.report import report_card
@@ -203,9 +203,9 @@ def stepwise_ols(
     design = _Design(d, response, predictors, cat)
     aliased = _drop_aliased(design, predictors)
     if aliased:
-        warnings.warn(
+        warn_once(
             f"stepwise_ols: {aliased} are exact linear combinations of the other predictors "
-            "(aliased) and are left out", UserWarning, stacklevel=caller_level(),
+            "(aliased) and are left out", UserWarning,
         )
         predictors = [t for t in predictors if t not in aliased]
     current = list(predictors) if start == "full" else []

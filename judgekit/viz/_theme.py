@@ -22,6 +22,8 @@ PALETTE: tuple[str, ...] = (
 POSITIVE = "#D55E00"
 NEGATIVE = "#0072B2"
 NEUTRAL = "#7F7F7F"
+#: Colour of an estimate whose interval decides nothing (it includes zero and a material effect).
+UNDECIDED = "#C9C9C9"
 #: Colour of reference lines (zero, chance, identity).
 REFERENCE = "#9A9A9A"
 
@@ -76,6 +78,15 @@ SIGN_LABELS: dict[str, tuple[str, str]] = {
     "position_bias": ("prefers the first position", "prefers the second position"),
     "length_bias": ("prefers longer responses than humans do", "prefers shorter responses than humans do"),
     "preference_fairness": ("recency-preferred", "primacy-preferred"),
+}
+
+#: The smallest value of a signed metric that counts as material: an interval inside
+#: ±margin reads "no material effect" (bias_bars), one that includes 0 and reaches past the
+#: margin reads "inconclusive".
+MATERIAL_MARGINS: dict[str, float] = {
+    "position_bias": 0.05,
+    "length_bias": 0.05,
+    "preference_fairness": 0.05,
 }
 
 

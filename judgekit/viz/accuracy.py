@@ -13,7 +13,16 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from judgekit.viz._theme import NEGATIVE, POSITIVE, REFERENCE, SIGN_LABELS, metric_label
+from judgekit.viz._theme import (
+    MATERIAL_MARGINS,
+    NEGATIVE,
+    NEUTRAL,
+    POSITIVE,
+    REFERENCE,
+    SIGN_LABELS,
+    UNDECIDED,
+    metric_label,
+)
 from judgekit.viz.shared import (
     COUNT_METRICS,
     band_height,
@@ -22,9 +31,11 @@ from judgekit.viz.shared import (
     frame,
     grouped,
     has_ci,
+    interval_readings,
     keys_of,
     metric_frame,
     nice_bound,
+    readings,
     ref_chart,
     require,
     safe_names,
@@ -159,6 +170,7 @@ def bias_bars(
     color: str | None = None,
     facet: str | None = None,
     sign_labels: tuple[str, str] | None = None,
+    margin: float | None = None,
     sort: bool = True,
     title: str | None = None,
     subtitle: str | None = None,
@@ -166,8 +178,11 @@ def bias_bars(
 ) -> alt.LayerChart | alt.FacetChart:
     """Diverging bars of a signed metric around zero (position bias, length bias, fairness).
 
-    Bars to the right and left of zero are coloured by what the sign means (e.g. "prefers the
-    first position" / "prefers the second position"), unless ``color`` names a column to colour by.
+    A bar is coloured by what its interval shows, never by the sign of its estimate alone: a
+    direction (e.g. "prefers the first position") only when the interval excludes zero; "no
+    material effect" when the interval lies inside ±``margin``; "inconclusive" otherwise (the
+    interval includes zero and an effect of the margin's size, or there is no interval). With
+    ``color`` naming a column to colour by, the undecided bars are drawn faint instead.
 
     Parameters
     ----------
@@ -178,7 +193,10 @@ def bias_bars(
     by, color, facet
         As in :func:`accuracy_bars`.
     sign_labels : (str, str), optional
-        Legend text for positive and negative values (defaults known for PB, LB and PF).
+        Legend text for an interval above and below zero (defaults known for PB, LB and PF).
+    margin : float, optional
+        The smallest material effect (default: 0.05 for PB, LB and PF, none otherwise, so that
+        an interval including zero reads "inconclusive").
     sort, title, subtitle, width
         As in :func:`accuracy_bars`.
 
@@ -187,6 +205,7 @@ def bias_bars(
     altair.LayerChart or altair.FacetChart
         One horizontal bar per ``by`` value with its interval as a rule when the frame has
         ``ci_low`` / ``ci_high``, and a rule at zero; a facet chart when ``facet`` is given.
+        The reading of each bar is the ``reading`` column of the chart's data.
 
     Examples
     --------
@@ -195,30 +214,44 @@ def bias_bars(
     ...                    "estimate": [0.12, -0.05], "ci_low": [0.08, -0.09],
     ...                    "ci_high": [0.16, -0.01], "n": [500, 500]})
     >>> spec = jk.viz.bias_bars(pb).to_dict()
-    >>> spec["layer"][0]["encoding"]["color"]["scale"]["range"]
-    ['#D55E00', '#0072B2']
+    >>> spec["layer"][0]["encoding"]["color"]["scale"]["domain"]
+    ['prefers the first position', 'prefers the second position']
+    >>> pb.loc[1, ["ci_low", "ci_high"]] = [-0.15, 0.05]   # y's interval now includes 0
+    >>> jk.viz.bias_bars(pb).to_dict()["layer"][0]["encoding"]["color"]["scale"]["domain"]
+    ['prefers the first position', 'inconclusive (CI includes 0)']
     """
     builder = "bias_bars"
     keys = keys_of(by, color, facet)
     df = metric_frame(data, metric, keys, builder)
     label = metric_label(metric)
     pos, neg = sign_labels or SIGN_LABELS.get(metric, ("positive", "negative"))
+    margin = MATERIAL_MARGINS.get(metric) if margin is None else margin
+    if margin is not None and not margin > 0:
+        raise ValueError(f"bias_bars: margin must be positive, got {margin!r}")
+    df["reading"] = interval_readings(df, pos, neg, margin)
     bound = nice_bound(float(pd.concat([df["estimate"], df["ci_low"], df["ci_high"]]).abs().max()))
     sort_spec = band_order(df, by) if sort else None
     y = alt.Y(f"{by}:N", sort=sort_spec, title=None, axis=alt.Axis(labelLimit=320))
-    base = alt.Chart().transform_calculate(
-        direction=f"datum.estimate >= 0 ? {pos!r} : {neg!r}"
-    ).encode(y=y, tooltip=[*stat_tooltips(keys, label), alt.Tooltip("direction:N", title="meaning")])
+    base = alt.Chart().encode(
+        y=y, tooltip=[*stat_tooltips(keys, label), alt.Tooltip("reading:N", title="reading")])
+    colours = dict(zip(readings(pos, neg, margin), (POSITIVE, NEGATIVE, NEUTRAL, UNDECIDED, UNDECIDED)))
+    shown = [r for r in colours if (df["reading"] == r).any()]
+    extra = {}
     if color is not None:
         base = base.encode(yOffset=grouped(f"{color}:N"))
         bar_color = alt.Color(f"{color}:N", title=color)
+        # an ordinal scale: opacity's default (point) scale spans only its first two values
+        fade = dict(zip(colours, (1.0, 1.0, 0.6, 0.3, 0.3)))
+        extra["opacity"] = alt.Opacity("reading:N", title=None, legend=alt.Legend(orient="bottom"),
+                                       scale=alt.Scale(type="ordinal", domain=shown,
+                                                       range=[fade[r] for r in shown]))
     else:
-        bar_color = alt.Color("direction:N", title=None, scale=alt.Scale(
-            domain=[pos, neg], range=[POSITIVE, NEGATIVE]), legend=alt.Legend(orient="bottom"))
+        bar_color = alt.Color("reading:N", title=None, scale=alt.Scale(
+            domain=shown, range=[colours[r] for r in shown]), legend=alt.Legend(orient="bottom"))
     bars = base.mark_bar(**bar_mark(color is not None)).encode(
         x=alt.X("estimate:Q", title=label, scale=alt.Scale(domain=[-bound, bound], nice=False),
                 axis=alt.Axis(values=[-bound, -bound / 2, 0.0, bound / 2, bound])),
-        color=bar_color)
+        color=bar_color, **extra)
     layers: list[alt.Chart] = [bars]
     if has_ci(df):
         layers.append(base.mark_rule(color="#333333", strokeWidth=1.4).encode(

@@ -382,7 +382,7 @@ class JudgeExplorer:
                 out.outputs = ({"output_type": "display_data", "data": data, "metadata": metadata},)
                 self._drawn[key] = fingerprint
 
-    def _build_charts(self, metric: str) -> dict[str, Any]:
+    def _build_charts(self, metric: str, *, static: bool = False) -> dict[str, Any]:
         dataset = self.controls["dataset"].value
         card = self.card
         templates = self._has_templates
@@ -394,9 +394,12 @@ class JudgeExplorer:
             chart = accuracy_bars(card, metric, by=by, color=color, subtitle=subtitle, width=380)
         charts = {"metric": chart}
         if {"position_bias", "acc_both"} <= set(card.columns) and card[["position_bias", "acc_both"]].notna().all(axis=None):
+            # a picture cannot be hovered: it says what a point is instead of pointing at tooltips
+            how = ("coloured by model; the bars above give each judge's value" if static
+                   else "hover for names")
             charts["scatter"] = bias_accuracy_scatter(
                 card, "position_bias", "acc_both", by="judge", color="model",
-                subtitle=f"{dataset} · one point per judge (hover for names)", width=340, height=260)
+                subtitle=f"{dataset} · one point per judge ({how})", width=340, height=260)
         return charts
 
     def _on_pair_list(self, _change: Any = None) -> None:
@@ -444,7 +447,8 @@ class JudgeExplorer:
         if self.charts:
             import altair as alt
 
-            static = alt.vconcat(*self.charts.values()).properties(title=alt.TitleParams(
+            charts = self._build_charts(self.controls["metric"].value, static=True)
+            static = alt.vconcat(*charts.values()).properties(title=alt.TitleParams(
                 f"Judge explorer · {self.controls['dataset'].value} (static view)", fontSize=16))
             png_data, png_meta = mimebundle(static)
             data["image/png"] = png_data["image/png"]

@@ -19,8 +19,8 @@ import pandas as pd
 
 __all__ = [
     "COUNT_METRICS", "GROUP_PADDING", "band_height", "band_order", "bar_mark", "frame", "grouped",
-    "has_ci", "keys_of", "metric_frame", "n_categories", "nice_bound", "ref_chart", "require",
-    "safe_names", "stat_tooltips", "title_params", "wide_frame",
+    "has_ci", "interval_readings", "keys_of", "metric_frame", "n_categories", "nice_bound",
+    "readings", "ref_chart", "require", "safe_names", "stat_tooltips", "title_params", "wide_frame",
 ]
 
 #: Report-card metrics that are counts of judgment pairs, not shares: drawn on a count axis.
@@ -227,3 +227,25 @@ def ref_chart() -> alt.Chart:
 
 def title_params(title: str | None, subtitle: str | None, default: str) -> alt.TitleParams:
     return alt.TitleParams(text=title if title is not None else default, subtitle=subtitle or "")
+
+
+def readings(pos: str, neg: str, margin: float | None) -> tuple[str, ...]:
+    """Every reading a bar can have, in legend order."""
+    within = f"no material effect (CI within ±{margin:g})" if margin is not None else "no material effect"
+    return (pos, neg, within, "inconclusive (CI includes 0)", "inconclusive (no interval)")
+
+
+def interval_readings(df: pd.DataFrame, pos: str, neg: str, margin: float | None) -> pd.Series:
+    """What each row's interval shows: ``pos`` / ``neg`` when it excludes zero, no material
+    effect when it lies inside ±``margin``, else inconclusive (an estimate alone decides nothing).
+    """
+    _, _, within, includes, missing = readings(pos, neg, margin)
+    lo, hi = df["ci_low"].astype(float), df["ci_high"].astype(float)
+    out = pd.Series(missing, index=df.index, dtype=object)
+    known = lo.notna() & hi.notna()
+    out[known] = includes
+    if margin is not None:
+        out[known & (lo > -margin) & (hi < margin)] = within
+    out[known & (lo > 0)] = pos
+    out[known & (hi < 0)] = neg
+    return out

@@ -26,6 +26,25 @@ def _spread(values: pd.Series, *, lo: float, hi: float, height: int, gap_px: flo
     return keep
 
 
+def _dodge(values: pd.Series, *, top: float, gap: float) -> pd.Series:
+    """Label positions at least ``gap`` apart, each as near its value as the others allow and
+    all within [0, top] (pushed down from the top, then up from the bottom)."""
+    order = values.sort_values(ascending=False, kind="stable").index
+    pos = values[order].astype(float).clip(0.0, top).to_numpy(copy=True)
+    for i in range(1, len(pos)):
+        pos[i] = min(pos[i], pos[i - 1] - gap)
+    if len(pos):
+        pos[-1] = max(pos[-1], 0.0)
+    for i in range(len(pos) - 2, -1, -1):
+        pos[i] = max(pos[i], pos[i + 1] + gap)
+    return pd.Series(pos, index=order).reindex(values.index)
+
+
+def _nice_top(value: float) -> float:
+    step = 10.0 if value > 20 else 5.0 if value > 5 else 1.0
+    return max(step, step * -(-value // step))
+
+
 def leaderboard_slope(
     data: pd.DataFrame,
     *,
@@ -57,8 +76,9 @@ def leaderboard_slope(
         Column to colour lines by, instead of the direction of the change.
     labels : bool or sequence of str
         Write model names at the right end: ``True`` for as many as fit without overlapping
-        (from the top), or the names to label, in priority order (those that would overlap a
-        name earlier in the list are left out).
+        (from the top), or the names to label, every one of them: where names would overlap
+        they are moved apart and joined to their point by a thin line (as many as the height
+        holds at 11 px each, in the order given).
     title, subtitle, width, height
         Chart title, subtitle and size.
 
@@ -66,16 +86,19 @@ def leaderboard_slope(
     -------
     altair.LayerChart
         One line per model from ``before`` to ``after`` with points at both ends, and the
-        model names at the right end.
+        model names at the right end; the chart's data marks each labelled model (``_label``)
+        and where its name is written (``_label_y``).
 
     Examples
     --------
     >>> import pandas as pd, judgekit as jk
-    >>> lb = pd.DataFrame({"model": ["a", "b"], "win_rate": [30.0, 20.0],
-    ...                    "lc_win_rate": [25.0, 28.0]})
-    >>> spec = jk.viz.leaderboard_slope(lb).to_dict()
-    >>> spec["layer"][0]["transform"][-1]["fold"]
-    ['win_rate', 'lc_win_rate']
+    >>> lb = pd.DataFrame({"model": ["a", "b", "c"], "win_rate": [30.0, 20.0, 19.0],
+    ...                    "lc_win_rate": [25.0, 28.0, 27.9]})
+    >>> spec = jk.viz.leaderboard_slope(lb, labels=["b", "c"]).to_dict()
+    >>> [t["fold"] for t in spec["layer"][0]["transform"] if "fold" in t]
+    [['win_rate', 'lc_win_rate']]
+    >>> [r["model"] for r in spec["datasets"][spec["data"]["name"]] if r["_label"]]  # both, apart
+    ['b', 'c']
     """
     builder = "leaderboard_slope"
     df = frame(data, builder)
@@ -91,41 +114,47 @@ def leaderboard_slope(
         change=f"datum['{after}'] - datum['{before}']",
         direction=(f"abs(datum['{after}'] - datum['{before}']) < 0.05 ? '{same}' : "
                    f"datum['{after}'] > datum['{before}'] ? '{up}' : '{down}'"),
-    ).transform_fold([before, after], as_=["measure", "value"])
+    ).transform_fold([before, after], as_=["measure", "value"]).transform_calculate(
+        side=f"datum.measure == '{after}' ? 1 : 0")
     enc_color = (alt.Color(f"{color}:N", title=color) if color else
                  alt.Color("direction:N", title=None, scale=alt.Scale(
                      domain=[up, down, same], range=[NEGATIVE, POSITIVE, NEUTRAL]),
                      legend=alt.Legend(orient="bottom")))
-    x = alt.X("measure:N", sort=[before, after], title=None,
-              axis=alt.Axis(labelExpr=f"datum.value == '{before}' ? '{names[before]}' : "
-                                      f"'{names[after]}'", labelAngle=0, labelLimit=200))
+    # the two columns sit at 0 and 1 of a numeric axis, so that names can be written beside
+    # the right one and joined to their points
+    x = alt.X("side:Q", title=None, scale=alt.Scale(domain=[-0.22, 1.1], nice=False),
+              axis=alt.Axis(values=[0, 1], grid=False, ticks=False, domain=False, labelAngle=0,
+                            labelLimit=200, labelExpr=f"datum.value == 0 ? '{names[before]}' : "
+                                                      f"'{names[after]}'"))
     tips = [alt.Tooltip(f"{model}:N"), alt.Tooltip(f"{before}:Q", title=names[before], format=".1f"),
             alt.Tooltip(f"{after}:Q", title=names[after], format=".1f"),
             alt.Tooltip("change:Q", title="change", format="+.1f")]
-    y = alt.Y("value:Q", title="win rate (%)", scale=alt.Scale(zero=True))
+    top = _nice_top(float(df[[before, after]].max().max()))
+    y_scale = alt.Scale(domain=[0, top], nice=False)
+    y = alt.Y("value:Q", title="win rate (%)", scale=y_scale)
     enc = {"x": x, "y": y, "color": enc_color, "detail": f"{model}:N", "tooltip": tips}
     layers: list[alt.Chart] = [
         base.mark_line(strokeWidth=1.5, opacity=0.75).encode(**enc),
         base.mark_point(filled=True, size=35).encode(**enc),
     ]
-    if labels is not False:
-        if labels is True:
-            df["_label"] = _spread(df[after], lo=0.0, hi=float(df[[before, after]].max().max()),
-                                   height=height)
-        else:  # the names asked for, as many as fit without overlapping (first in the list first)
-            wanted = list(labels)
-            rank = df[model].map({name: k for k, name in enumerate(wanted)})
-            keep = pd.Series(False, index=df.index)
-            top = float(df[[before, after]].max().max())
-            per_px = top / max(height, 1)
-            for idx in rank.dropna().sort_values(kind="stable").index:
-                others = df.loc[keep[keep].index, after]
-                if (abs(others - df.loc[idx, after]) >= 11.0 * per_px).all():
-                    keep[idx] = True
-            df["_label"] = keep
-        layers.append(base.transform_filter(
-            f"datum.measure == '{after}' && datum._label").mark_text(
-            align="left", dx=6, fontSize=9.5).encode(x=x, y=y, text=f"{model}:N", color=enc_color))
+    gap = 11.0 * top / max(height, 1)  # one line of 9.5 px text, in win-rate points
+    if labels is True:
+        df["_label"] = _spread(df[after], lo=0.0, hi=top, height=height)
+    elif labels is False:
+        df["_label"] = False
+    else:  # every name asked for, in order, as many as the height holds
+        rank = df[model].map({name: k for k, name in enumerate(dict.fromkeys(labels))})
+        chosen = rank.dropna().sort_values(kind="stable").index[: int(top / gap) + 1]
+        df["_label"] = df.index.isin(chosen)
+    df["_label_y"] = float("nan")
+    df.loc[df["_label"], "_label_y"] = _dodge(df.loc[df["_label"], after], top=top, gap=gap)
+    if df["_label"].any():
+        named = base.transform_filter(f"datum.measure == '{after}' && datum._label")
+        layers.append(named.mark_rule(strokeWidth=0.6, opacity=0.7).encode(
+            x=alt.datum(1.015), x2=alt.datum(1.09), y=y, y2="_label_y:Q", color=enc_color))
+        layers.append(named.mark_text(align="left", dx=2, fontSize=9.5).encode(
+            x=alt.datum(1.09), y=alt.Y("_label_y:Q", scale=y_scale), text=f"{model}:N",
+            color=enc_color))
     return alt.layer(*layers, data=df).properties(
         width=width, height=height,
         title=title_params(title, subtitle, "Leaderboard before and after length control"))
@@ -168,7 +197,8 @@ def arena_scatter(
     -------
     altair.FacetChart
         One panel per ``y`` column (each with its own vertical scale) holding the points, a
-        least-squares trend line and, with ``labels``, the model names.
+        least-squares trend line (dashed, named in the subtitle) and, with ``labels``, the
+        model names.
 
     Examples
     --------
@@ -190,10 +220,12 @@ def arena_scatter(
     long = df.melt(id_vars=[model, x], value_vars=y, var_name="measure", value_name="value")
     long["panel"] = long["measure"].map(panel)
     long = long.rename(columns={x: "elo", model: "model_name"})
-    # a win rate is never negative: the axis starts at 0 and the trend line is clipped there
+    # a win rate is never negative: the axis starts at 0 and the trend line is clipped there;
+    # both axes end on a round value past the last point (a set minimum alone turns off
+    # rounding, and the top point was cut in half by the frame)
     base = alt.Chart().encode(
-        x=alt.X("elo:Q", title="Chatbot Arena Elo", scale=alt.Scale(zero=False)),
-        y=alt.Y("value:Q", title="win rate (%)", scale=alt.Scale(domainMin=0)))
+        x=alt.X("elo:Q", title="Chatbot Arena Elo", scale=alt.Scale(zero=False, nice=True, padding=10)),
+        y=alt.Y("value:Q", title="win rate (%)", scale=alt.Scale(domainMin=0, nice=True)))
     layers: list[alt.Chart] = [
         base.mark_point(filled=True, size=55, opacity=0.85, color="#0072B2").encode(
             tooltip=[alt.Tooltip("model_name:N", title=model), alt.Tooltip("elo:Q", title=x),
@@ -204,10 +236,12 @@ def arena_scatter(
     if labels:
         layers.append(base.mark_text(align="left", dx=5, fontSize=9, color="#444444").encode(
             text="model_name:N"))
+    trend = "dashed line: least-squares fit of the win rate on the Elo"
     return alt.layer(*layers, data=long).properties(width=width, height=height).facet(
         column=alt.Column("panel:N", title=None, sort=[panel[c] for c in y])
     ).resolve_scale(y="independent").properties(
-        title=title_params(title, subtitle, "AlpacaEval against Chatbot Arena"))
+        title=alt.TitleParams(title if title is not None else "AlpacaEval against Chatbot Arena",
+                              subtitle=[subtitle, trend] if subtitle else trend))
 
 
 def gameability_bars(
