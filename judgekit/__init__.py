@@ -84,7 +84,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ppi_chart", "ppi_compare", "ppi_mean", "ppi_win_rates", "sample_for_labelling",
     ),
 
-    "judgekit.auditing": ("Audit", "audit"),
+    "judgekit.auditing": ("Audit", "audit", "effect_finding"),
 }
 
 #: Subpackages reachable as attributes (``jk.viz.accuracy_bars``), also imported on first use;

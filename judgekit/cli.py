@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="bootstrap resamples of the intervals (default: each metric's own)")
     aud.add_argument("--lc-boot", type=int, default=None,
                      help="bootstrap resamples of the length-controlled win rates")
+    aud.add_argument("--margin", action="append", default=[], metavar="NAME=VALUE",
+                     help="the smallest effect that counts as material, e.g. length_bias=0.05 "
+                          "(repeatable; names and defaults: judgekit.auditing.MARGINS)")
     aud.add_argument("--single-as-pairs", action="store_true",
                      help="MT-Bench single-answer grades: compare each two models' grades")
     aud.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -184,7 +187,17 @@ def _audit(args: argparse.Namespace) -> int:
 
     try:
         from judgekit.auditing import audit
+        from judgekit.auditing.verdicts import margins_with
         from judgekit.data.read_auto import detect_format, read_any
+
+        margins = {}
+        for item in args.margin:
+            name, _, value = item.partition("=")
+            try:
+                margins[name.strip()] = float(value)
+            except ValueError:
+                raise ValueError(f"--margin {item!r}: expected NAME=VALUE with a number") from None
+        margins_with(margins)  # an unknown name or a margin <= 0 is refused before any work
 
         fmt, why = (args.format, "as given") if args.format != "auto" else detect_format(path)
         if args.format == "auto":
@@ -222,7 +235,7 @@ def _audit(args: argparse.Namespace) -> int:
         report_folder(args.out).close()  # a linked charts/ or tables/ is refused before the work
         report = audit(judgments, pairs, judge=args.judge, baseline=args.baseline,
                        n_boot=args.n_boot, lc_boot=args.lc_boot, progress=progress,
-                       source=f"{path} ({fmt})")
+                       source=f"{path} ({fmt})", margins=margins or None)
         page = report.save(args.out, progress=progress)
     except OutputPathError as err:  # about the output folder, not the input file
         if args.traceback:

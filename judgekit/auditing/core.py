@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,9 @@ import numpy as np
 import pandas as pd
 
 from judgekit._stamp import stamped
-from judgekit.schema import validate_judgments, validate_pairs
+from judgekit.auditing import verdicts as _v
+from judgekit.auditing._support import _progress, _quiet, prepare, report_folder
+from judgekit.auditing.verdicts import Finding
 
 __all__ = ["Audit", "Finding", "Section", "audit"]
 
@@ -36,19 +37,9 @@ THRESHOLDS: dict[str, float] = {
     "rs_star_good": 0.80,          # chance-corrected repetition stability at least this
     "rs_star_bad": 0.50,
     "accuracy": 0.75,              # agreement with the human label (Acc_random) at least this
-    "lc_shift": 5.0,               # |LC - raw| win rate above this (points): length matters
-    "ece": 0.10,                   # expected calibration error above this: poorly calibrated
-    "p_first": 0.02,               # |mean P(first shown wins) - 0.5| at least this, CI off 0.5: a lean
 }
-
-
-@dataclass
-class Finding:
-    """One line of the summary: ``level`` "good", "warn" or "bad", about ``section``."""
-
-    level: str
-    section: str
-    text: str
+# The margins of the three-valued findings (effects, their absence, inconclusive) are
+# judgekit.auditing.verdicts.MARGINS, settable per call with ``audit(..., margins=...)``.
 
 
 @dataclass
@@ -131,17 +122,18 @@ class Audit:
         >>> import judgekit as jk
         >>> pairs, judgments, _ = jk.simulate_judgments(200, repeats=2, seed=0)
         >>> jk.audit(judgments, pairs, n_boot=0).summary()
-        '1 judge, 200 pairs, 800 judgments: 6 of 7 sections measured; 0 problems, 2 warnings'
+        '1 judge, 200 pairs, 800 judgments: 6 of 7 sections measured; 0 problems, 0 warnings, 9 inconclusive'
         """
         n_ok = sum(s.ok for s in self.sections.values())
         bad = sum(f.level == "bad" for f in self.findings)
         warn = sum(f.level == "warn" for f in self.findings)
+        unsure = sum(f.level == "open" for f in self.findings)
         n_pairs = self.judgments["pair_id"].nunique()
         judges = len(self.judges)
         return (f"{judges} judge{'s' if judges != 1 else ''}, {n_pairs:,} pairs, "
                 f"{len(self.judgments):,} judgments: {n_ok} of {len(self.sections)} sections "
                 f"measured; {bad} problem{'s' if bad != 1 else ''}, {warn} warning"
-                f"{'s' if warn != 1 else ''}")
+                f"{'s' if warn != 1 else ''}" + (f", {unsure} inconclusive" if unsure else ""))
 
     def to_measure_more(self) -> dict[str, str]:
         """For each section the data could not support, the one thing to add to measure it.
@@ -259,30 +251,6 @@ class Audit:
         return page
 
 
-def report_folder(directory: str | Path):
-    """The folder a report is saved into, with its ``charts`` and ``tables`` folders made; a
-    link in their place is refused here, before anything is written (the command line checks
-    this before it computes the audit)."""
-    from judgekit._safewrite import OutputFolder
-
-    out = OutputFolder(directory)
-    try:
-        out.makedirs("charts")
-        out.makedirs("tables")
-    except BaseException:
-        out.close()
-        raise
-    return out
-
-
-def _progress(items: list, enabled: bool, what: str):
-    if not enabled:
-        return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc=f"audit: {what}", unit=what.rstrip("s"), leave=False)
-
-
 # ------------------------------------------------------------------------------------ helpers
 
 def _fmt(x: float, digits: int = 2) -> str:
@@ -294,11 +262,6 @@ def _ci(row: pd.Series, digits: int = 2) -> str:
     if pd.isna(lo) or pd.isna(hi):
         return ""
     return f" (95% CI {_fmt(lo, digits)} to {_fmt(hi, digits)})"
-
-
-def _excludes_zero(row: pd.Series) -> bool:
-    lo, hi = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
-    return bool(pd.notna(lo) and pd.notna(hi) and (lo > 0 or hi < 0))
 
 
 def _who(judge: str, many: bool) -> str:
@@ -368,7 +331,7 @@ def _card_section(j, p, s, boot, findings, many):
             findings.append(Finding(level, "report_card", _who(row["judge"], many) + text))
 
 
-def _consistency_section(j, p, s, boot, findings, many):
+def _consistency_section(j, p, s, boot, findings, many, margins):
     import judgekit as jk
 
     n = _both_orders(j)
@@ -391,19 +354,12 @@ def _consistency_section(j, p, s, boot, findings, many):
         est = row["estimate"]
         if pd.isna(est):
             continue
-        level = ("good" if est >= THRESHOLDS["pc_good"] else
-                 "bad" if est < THRESHOLDS["pc_bad"] else "warn")
+        level, why = _v.against(row, THRESHOLDS["pc_good"], THRESHOLDS["pc_bad"])
         findings.append(Finding(level, "consistency",
                                 f"{_who(row['judge'], many)}keeps its verdict when the two responses swap "
-                                f"places in {est:.0%} of {int(row['n']):,} swapped comparisons{_ci(row)}"))
-    fair = pf[pf["metric"] == "preference_fairness"]
-    for _, row in fair.iterrows():
-        if _excludes_zero(row):
-            side = "second (recency)" if row["estimate"] > 0 else "first (primacy)"
-            findings.append(Finding("warn", "consistency",
-                                    f"{_who(row['judge'], many)}favours the {side} position when it "
-                                    f"changes its verdict: preference fairness {row['estimate']:+.2f}"
-                                    f"{_ci(row)}"))
+                                f"places in {est:.0%} of {int(row['n']):,} swapped comparisons{_ci(row)}"
+                                + why))
+    findings.extend(_v.fairness_findings(pf, many, margins))
 
 
 def _stability_section(j, p, s, boot, findings, many):
@@ -427,15 +383,14 @@ def _stability_section(j, p, s, boot, findings, many):
         est = row["estimate"]
         if pd.isna(est):
             continue
-        level = ("good" if est >= THRESHOLDS["rs_star_good"] else
-                 "bad" if est < THRESHOLDS["rs_star_bad"] else "warn")
+        level, why = _v.against(row, THRESHOLDS["rs_star_good"], THRESHOLDS["rs_star_bad"])
         findings.append(Finding(level, "stability",
                                 f"{_who(judge, many)}gives its most common answer to an identical "
                                 f"request {raw.loc[judge, 'estimate']:.0%} of the time; chance-corrected "
-                                f"repetition stability RS* {est:.2f}{_ci(row)}"))
+                                f"repetition stability RS* {est:.2f}{_ci(row)}" + why))
 
 
-def _accuracy_section(j, p, s, boot, findings, many):
+def _accuracy_section(j, p, s, boot, findings, many, margins):
     import judgekit as jk
 
     if p is None:
@@ -461,28 +416,15 @@ def _accuracy_section(j, p, s, boot, findings, many):
         next((m for m in ("acc_ab", "acc_ba") if (measured == m).any()), "acc_random")
     for _, row in acc[acc["metric"] == metric].iterrows():
         if pd.notna(row["estimate"]):
-            level = "good" if row["estimate"] >= THRESHOLDS["accuracy"] else "warn"
+            level, why = _v.against(row, THRESHOLDS["accuracy"])
             findings.append(Finding(level, "accuracy",
                                     f"{_who(row['judge'], many)}agrees with the human label in "
                                     f"{row['estimate']:.0%} of {int(row['n']):,} labelled pairs, averaged over the "
-                                    f"orders shown{_ci(row)}"))
-    for frame, what, pos, neg in ((pb, "position_bias", "the first position", "the second position"),
-                                  (lb, "length_bias", "longer answers", "shorter answers")):
-        for _, row in frame[frame["metric"] == what].iterrows():
-            if _excludes_zero(row):
-                side = pos if row["estimate"] > 0 else neg
-                label = "position bias" if what == "position_bias" else "length bias"
-                findings.append(Finding("warn", "accuracy",
-                                        f"{_who(row['judge'], many)}favours {side}: de-noised {label} "
-                                        f"{row['estimate']:+.2f}{_ci(row)}"))
-            elif pd.notna(row["estimate"]):
-                label = "position bias" if what == "position_bias" else "length bias"
-                findings.append(Finding("good", "accuracy",
-                                        f"{_who(row['judge'], many)}shows no {label}: "
-                                        f"{row['estimate']:+.2f}{_ci(row)}"))
+                                    f"orders shown{_ci(row)}" + why))
+    findings.extend(_v.bias_findings(pb, lb, many, margins))
 
 
-def _win_rate_section(j, p, s, boot, lcb, baseline, findings, many):
+def _win_rate_section(j, p, s, boot, lcb, baseline, findings, many, margins):
     import judgekit as jk
     from judgekit.winrate._data import infer_baseline
 
@@ -516,21 +458,9 @@ def _win_rate_section(j, p, s, boot, lcb, baseline, findings, many):
         # where γ came from, and how far LC computed that way is known to sit from a leaderboard
         s.notes.extend(d["note"] for d in lc.attrs.get("judgekit_difficulty", {}).values())
         s.charts["leaderboard"] = viz.leaderboard_slope(lc, height=max(220, 26 * lc["model"].nunique()))
-        models = lc[lc["model"] != lc["baseline"]]
-        for judge, d in models.groupby("judge"):
-            shift = (d["lc_win_rate"] - d["win_rate"])
-            worst = d.loc[shift.abs().idxmax()]
-            gap = float(worst["lc_win_rate"] - worst["win_rate"])
-            if abs(gap) > THRESHOLDS["lc_shift"]:
-                findings.append(Finding("warn", "win_rates",
-                                        f"{_who(judge, many)}is swayed by length: {worst['model']}'s win "
-                                        f"rate against {baseline} is {worst['win_rate']:.1f}% raw, "
-                                        f"{worst['lc_win_rate']:.1f}% length-controlled"))
-            else:
-                findings.append(Finding("good", "win_rates",
-                                        f"{_who(judge, many)}is not swayed by length: controlling for it "
-                                        f"moves no win rate by more than {abs(gap):.1f} points ({len(d)} "
-                                        f"model{'s' if len(d) != 1 else ''} against {baseline})"))
+        gaps = _v.length_gaps(j, judged, baseline)
+        s.tables["length_gaps"] = gaps
+        findings.extend(_v.length_findings(lc, gaps, baseline, many, margins))
     else:
         rates = wr[wr["metric"] == "win_rate"]
         s.charts["win_rates"] = viz.accuracy_bars(rates.assign(estimate=rates["estimate"] / 100,
@@ -540,7 +470,7 @@ def _win_rate_section(j, p, s, boot, lcb, baseline, findings, many):
                                                   + str(baseline))
 
 
-def _calibration_section(j, p, s, boot, findings, many):
+def _calibration_section(j, p, s, boot, findings, many, margins):
     import judgekit as jk
 
     with_p = j[j["p_a"].notna()]
@@ -567,81 +497,31 @@ def _calibration_section(j, p, s, boot, findings, many):
     if len(with_p) < len(j):
         s.notes.append(f"{len(j) - len(with_p):,} of {len(j):,} judgments have no probability and "
                        "are left out here.")
+    to_labels = _labels_summary(with_p, p, cluster, boot, s)
     for judge, d in summary.groupby("judge"):
-        d = d.set_index("metric")
-        mean = d.loc["mean_p_first"]
-        lean = mean["estimate"] - 0.5
-        off_half = pd.notna(mean["ci_low"]) and (mean["ci_low"] > 0.5 or mean["ci_high"] < 0.5)
-        if off_half and abs(lean) >= THRESHOLDS["p_first"]:
-            side = "first" if lean > 0 else "second"
-            findings.append(Finding("warn", "calibration",
-                                    f"{_who(judge, many)}leans to the {side}-shown response in its "
-                                    f"probabilities: on average it gives the first-shown response "
-                                    f"P = {mean['estimate']:.2f} of winning{_ci(mean)}, where 0.5 "
-                                    "means no preference when the order is random"))
-        ece = d.loc["ece", "estimate"]
-        if pd.notna(ece):
-            level = "warn" if ece > THRESHOLDS["ece"] else "good"
-            findings.append(Finding(level, "calibration",
-                                    f"{_who(judge, many)}gives probabilities that match its own verdicts "
-                                    f"to {ece:.3f} on average (expected calibration error)"))
+        findings.append(_v.lean_finding(judge, d.set_index("metric").loc["mean_p_first"], many, margins))
+        share = _v.argmax_share(with_p[with_p["judge"] == judge])
+        mine = None if to_labels is None else to_labels[to_labels["judge"] == judge]
+        findings.extend(_v.calibration_findings(judge, d, share, mine, many, margins))
 
 
-def _quiet(s: Section, fn: Callable[[], Any]) -> Any:
-    """Run a metric; its MetricWarnings (an estimate that broke down for some group) become
-    notes of the section, shown in the report; other warnings pass through."""
-    from judgekit.exceptions import MetricWarning
+def _labels_summary(with_p, p, cluster, boot, s):
+    """P(first shown wins) against the human labels (the label as the verdict), where any."""
+    import judgekit as jk
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", MetricWarning)
-        out = fn()
-    for w in caught:
-        if issubclass(w.category, MetricWarning):
-            if str(w.message) not in s.notes:
-                s.notes.append(str(w.message))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return out
+    if p is None or "label" not in p.columns:
+        return None
+    labels = p.set_index("pair_id")["label"]
+    lab = with_p.assign(verdict=with_p["pair_id"].map(labels).to_numpy())
+    lab = lab[lab["verdict"].isin(["a", "b"])]
+    if lab.empty:
+        return None
+    table = _quiet(s, lambda: jk.first_position_summary(lab, cluster=cluster, **boot))
+    s.tables["calibration_to_labels"] = table
+    return table
 
 
 # ------------------------------------------------------------------------------------- entry
-
-def _prepare(judgments: Any, pairs: Any, judge: str | None, fmt: str, read_options: dict
-             ) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
-    from judgekit.data.read_auto import read_any
-    from judgekit.data.read_table import split_tables
-
-    source = "tables in memory"
-    columns = None if isinstance(judgments, (str, Path)) else read_options.pop("columns", None)
-    if read_options and not isinstance(judgments, (str, Path)):
-        raise TypeError(f"reader options {sorted(read_options)} apply to a file, not to a table")
-    if isinstance(judgments, (str, Path)):
-        source = str(judgments)
-        found_pairs, judgments = read_any(judgments, fmt, **read_options)
-        if pairs is None:
-            pairs = found_pairs
-    if not isinstance(judgments, pd.DataFrame):
-        raise TypeError(f"judgments must be a DataFrame or a file path, got {type(judgments).__name__}")
-    if isinstance(pairs, (str, Path)):
-        pairs = _read_pairs(pairs)
-    found_pairs, judgments = split_tables(judgments, judge=judge, name="judgments", columns=columns)
-    if pairs is None:
-        pairs = found_pairs
-    if pairs is not None:
-        pairs = validate_pairs(pairs)
-    judgments = validate_judgments(judgments, pairs)
-    if judgments.empty:
-        raise ValueError(f"{source}: the judgments table is empty (0 rows), so there is nothing "
-                         "to audit" + (f"; the pairs table has {len(pairs):,} pairs, which need "
-                                       "judgments of them" if pairs is not None else ""))
-    return judgments, pairs, source
-
-
-def _read_pairs(path: str | Path) -> pd.DataFrame:
-    from judgekit.auditing.reading import read_pairs
-
-    return read_pairs(path)
-
 
 @stamped
 def audit(
@@ -656,6 +536,7 @@ def audit(
     progress: bool = False,
     source: str | None = None,
     format: str = "auto",
+    margins: dict[str, float] | None = None,
     **read_options: Any,
 ) -> Audit:
     """Audit a judge: every analysis its judgments support, in one call.
@@ -687,6 +568,11 @@ def audit(
         What to call the data in the report (default: the file, or "tables in memory").
     format : str, default "auto"
         For a file: its format (:func:`judgekit.read_any`).
+    margins : dict, optional
+        The smallest effects that count as material, by name (defaults in
+        :data:`judgekit.auditing.verdicts.MARGINS`): a finding says "no material ..." only when
+        an equivalence test puts the effect within its margin; otherwise "evidence of ..." (the
+        interval excludes 0) or "inconclusive", with the pairs that would decide.
     **read_options
         For a file: passed to its reader (e.g. ``single_as_pairs=True`` for MT-Bench grades,
         ``columns={...}`` for a table).
@@ -716,25 +602,27 @@ def audit(
     ...                      "order": ["ab", "ba"] * 2, "verdict": ["a", "a", "a", "b"]})
     >>> report = jk.audit(rows, n_boot=0)
     >>> report.summary()
-    '1 judge, 2 pairs, 4 judgments: 3 of 7 sections measured; 1 problem, 0 warnings'
+    '1 judge, 2 pairs, 4 judgments: 3 of 7 sections measured; 0 problems, 0 warnings, 2 inconclusive'
     >>> print(report.sections["stability"].reason)
     no request was repeated (every pair and order has one judgment); repetition stability needs the identical request asked at least twice
     """
-    judgments, pairs, where = _prepare(judgments, pairs, judge, format, read_options)
+    judgments, pairs, where = prepare(judgments, pairs, judge, format, read_options)
     source = source or where
     many = judgments["judge"].nunique() > 1
+    margins = _v.margins_with(margins)
     sections = {key: Section(key, title) for key, title in SECTIONS}
     findings: list[Finding] = []
     boot, lcb = _boot(n_boot, seed), _boot(lc_boot, seed)
     builders: dict[str, Callable[[Section], None]] = {
         "data": lambda s: _data_section(judgments, pairs, s),
         "report_card": lambda s: _card_section(judgments, pairs, s, boot, findings, many),
-        "consistency": lambda s: _consistency_section(judgments, pairs, s, boot, findings, many),
+        "consistency": lambda s: _consistency_section(judgments, pairs, s, boot, findings, many, margins),
         "stability": lambda s: _stability_section(judgments, pairs, s, boot, findings, many),
-        "accuracy": lambda s: _accuracy_section(judgments, pairs, s, boot, findings, many),
+        "accuracy": lambda s: _accuracy_section(judgments, pairs, s, boot, findings, many, margins),
         "win_rates": lambda s: _win_rate_section(judgments, pairs, s, boot, lcb, baseline,
-                                                 findings, many),
-        "calibration": lambda s: _calibration_section(judgments, pairs, s, boot, findings, many),
+                                                 findings, many, margins),
+        "calibration": lambda s: _calibration_section(judgments, pairs, s, boot, findings, many,
+                                                      margins),
     }
     for key in _progress(list(builders), progress, "sections"):
         s = sections[key]
@@ -748,7 +636,8 @@ def audit(
             s.status, s.reason = "failed", f"{type(err).__name__}: {err}"
             s.tables.clear()
             s.charts.clear()
-    order = {"bad": 0, "warn": 1, "good": 2}
-    findings.sort(key=lambda f: (order.get(f.level, 3), [k for k, _ in SECTIONS].index(f.section)))
-    options = {"n_boot": n_boot, "lc_boot": lc_boot, "baseline": baseline, "seed": seed}
+    order = {"bad": 0, "warn": 1, "open": 2, "good": 3}
+    findings.sort(key=lambda f: (order.get(f.level, 4), [k for k, _ in SECTIONS].index(f.section)))
+    options = {"n_boot": n_boot, "lc_boot": lc_boot, "baseline": baseline, "seed": seed,
+               "margins": margins}
     return Audit(judgments, pairs, sections, findings, source, options)

@@ -35,6 +35,7 @@ _CSS = """
 .jk-audit li.good::marker { content: "\\2713  "; color: #009E73; }
 .jk-audit li.warn::marker { content: "!  "; color: #E69F00; font-weight: bold; }
 .jk-audit li.bad::marker { content: "\\2717  "; color: #D55E00; font-weight: bold; }
+.jk-audit li.open::marker { content: "?  "; color: #0072B2; font-weight: bold; }
 .jk-audit li.off::marker { content: "\\2013  "; color: #888; }
 .jk-audit .jk-tag { font-size: 0.8em; color: #555; }
 .jk-audit .jk-unsupported { background: #f4f4f4; border-left: 4px solid #999; padding: 0.5em 0.8em; }
@@ -179,6 +180,7 @@ def _summary_html(audit: Audit) -> str:
     section_title = {key: s.title for key, s in audit.sections.items()}
     good = [f for f in audit.findings if f.level == "good"]
     concerns = [f for f in audit.findings if f.level in ("bad", "warn")]
+    unsure = [f for f in audit.findings if f.level == "open"]
 
     def items(findings) -> str:
         if not findings:
@@ -197,6 +199,9 @@ def _summary_html(audit: Audit) -> str:
     return (
         '<section id="jk-summary"><h2>Summary</h2><div class="jk-cols">'
         f"<div><h3>Watch out</h3><ul>{items(concerns)}</ul></div>"
+        + (f"<div><h3>Inconclusive or not measurable</h3><ul>{items(unsure)}</ul></div>"
+           if unsure else "")
+        +
         f"<div><h3>Trustworthy</h3><ul>{items(good)}</ul></div></div>"
         + (f"<h3>Not measured</h3><ul>{off}</ul>" if missing else "")
         + "</section>"
