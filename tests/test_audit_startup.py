@@ -105,3 +105,15 @@ def test_the_audit_writes_the_tables_it_wrote_before(tmp_path):
     written = {p.name: _digest(p) for p in sorted((out / "tables").glob("*.csv"))}
     assert written == BEFORE
     assert len(list((out / "charts").glob("*.png"))) == 2
+
+
+def test_the_wilson_interval_is_statsmodels_to_the_last_bit():
+    from statsmodels.stats.proportion import proportion_confint
+
+    from judgekit.calibration.reliability import _wilson
+
+    for ci in (0.8, 0.9, 0.95, 0.99):
+        for n in (*range(1, 40), 97, 416, 805, 10_007):
+            for hits in sorted({0, 1, n // 3, n // 2, n - 1, n} - {-1}):
+                want = proportion_confint(hits, n, alpha=1 - ci, method="wilson")
+                assert _wilson(hits, n, ci) == (float(want[0]), float(want[1])), (hits, n, ci)
