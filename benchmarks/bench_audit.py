@@ -44,9 +44,9 @@ for s in report.sections.values():
 report.to_html(images="files"); lap("HTML page")
 prev = 0.0
 for label, t in marks:
-    print(f"{label:<44} {t - prev:6.2f} s")
+    print(f"{label:<56} {t - prev:6.2f} s")
     prev = t
-print(f"{'total CPU':<44} {prev:6.2f} s")
+print(f"{'total CPU':<56} {prev:6.2f} s")
 """
 
 
