@@ -96,9 +96,18 @@ def _fast_jsonl(data: bytes | str) -> list | None:
     raw = _fast_utf8(data)
     if raw is None:
         return None
-    loads = _orjson.loads
+    loads, find, view = _orjson.loads, raw.find, memoryview(raw)
+    out = []
+    start, size = 0, len(raw)
     try:
-        out = [loads(line) for line in raw.split(b"\n") if line.strip(_BLANK_BYTES)]
+        while start <= size:  # lines as views of the file's bytes: no copy of each line
+            end = find(b"\n", start)
+            if end < 0:
+                end = size
+            if end > start and (raw[start] not in _BLANK_BYTES
+                                or raw[start:end].strip(_BLANK_BYTES)):
+                out.append(loads(view[start:end]))
+            start = end + 1
     except ValueError:  # orjson.JSONDecodeError: json decides, and words the error
         return None
     return None if _unlike_json(out) else out

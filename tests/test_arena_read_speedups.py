@@ -137,6 +137,9 @@ _DIFFERENT = [
     b'{"u": "\xff"}',                          # not UTF-8: both refuse
     b'  {"ws": "\\u2028"} \r',
     b"",
+    b" \t\r",                                  # blank lines (JSON lines: skipped)
+    b'\r\n  {"x": 1}\r\n\t\n{"y": 2}',          # indented records, CRLF, no last newline
+    b'{"x": 1}\n{"x": ',                        # a broken last line: the same line named
 ]
 
 
