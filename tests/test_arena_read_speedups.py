@@ -172,3 +172,22 @@ def test_the_parser_answers_as_json_does(data, lines):
         assert json.dumps(got[1]) == json.dumps(want[1])
     else:
         assert got[1] == want[1]
+
+
+def test_the_garbage_collector_is_left_as_it_was(synthetic, tmp_path):
+    import gc
+
+    assert gc.isenabled()
+    _read(synthetic)
+    assert gc.isenabled()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question_id": "q1", "model": "m"}\n')  # no games
+    with pytest.raises(ValueError, match="not an Arena-Hard judgment"):
+        jk.read_arena_hard(bad, baseline="b")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _read(synthetic)
+        assert not gc.isenabled()  # a caller's choice is kept too
+    finally:
+        gc.enable()
