@@ -11,6 +11,15 @@
 - **Bytes are decoded strictly** in the encoding JSON allows (UTF-8, with or without a byte order
   mark, UTF-16 or UTF-32, as :func:`json.detect_encoding` tells): a byte that is not text is an
   error naming the file and line, never replaced silently.
+- **Fast when it can be, identical always.** Where orjson is installed, UTF-8 input is parsed by
+  it first (three to four times faster than :mod:`json` on large judgment files); the result is
+  kept only where :mod:`json` would give the same value, and otherwise the whole document goes
+  through :mod:`json` as before, so values, errors and their messages do not depend on whether
+  orjson is there. orjson differs from :mod:`json` in three places, each caught: it refuses
+  ``NaN``/``Infinity``, out-of-range numbers and escaped lone surrogates (an error: :mod:`json`
+  then reads them), it reads an integer beyond 64 bits as a float (a float of that size sends
+  the document to :mod:`json`), and it follows nesting to 1,024 levels where :mod:`json` stops
+  near 1,000 (nesting past :data:`_DEEP` levels sends the document to :mod:`json`).
 """
 
 from __future__ import annotations
@@ -18,9 +27,90 @@ from __future__ import annotations
 import json
 import os
 
+try:  # optional speed-up; every result is the one json gives (see the module's notes)
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a dependency, but the library runs without it
+    _orjson = None
+
 __all__ = ["parse_json", "parse_jsonl"]
 
 _BLANK = " \t\r"
+_BLANK_BYTES = b" \t\r"
+_UTF8_BOM = b"\xef\xbb\xbf"
+#: Nesting deeper than this is left to json (which stops near 1,000 levels, less the caller's
+#: own stack depth); orjson would read up to 1,024.
+_DEEP = 500
+#: orjson turns an integer of 2**63 or more (in magnitude) into a float; json keeps the integer.
+_BIG = 2.0 ** 63
+
+
+def _unlike_json(value: object) -> bool:
+    """Whether orjson's ``value`` might differ from json's: a float as large as an integer
+    orjson could not keep (a real float that large only costs a second parse), or nesting
+    deeper than :data:`_DEEP`."""
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        obj, depth = pop()
+        if depth > _DEEP:
+            return True
+        items = obj.values() if type(obj) is dict else obj
+        for v in items:
+            t = type(v)
+            if t is dict or t is list:
+                push((v, depth + 1))
+            elif t is float and not -_BIG < v < _BIG:
+                return True
+    return False
+
+
+def _fast_utf8(data: object) -> bytes | None:
+    """The bytes orjson may parse: UTF-8 input without its byte order mark, else None."""
+    if _orjson is None or not isinstance(data, (bytes, bytearray, memoryview)):
+        return None
+    data = bytes(data)
+    encoding = json.detect_encoding(data)
+    if encoding == "utf-8-sig":
+        data = data[len(_UTF8_BOM):]
+    elif encoding != "utf-8":
+        return None
+    return data
+
+
+def _fast_json(data: bytes | str) -> tuple[bool, object]:
+    raw = _fast_utf8(data)
+    if raw is None:
+        return False, None
+    try:
+        value = _orjson.loads(raw)
+    except ValueError:  # orjson.JSONDecodeError: json decides, and words the error
+        return False, None
+    if type(value) in (dict, list) and _unlike_json([value]):
+        return False, None
+    if type(value) is float and not -_BIG < value < _BIG:
+        return False, None
+    return True, value
+
+
+def _fast_jsonl(data: bytes | str) -> list | None:
+    raw = _fast_utf8(data)
+    if raw is None:
+        return None
+    loads, find, view = _orjson.loads, raw.find, memoryview(raw)
+    out = []
+    start, size = 0, len(raw)
+    try:
+        while start <= size:  # lines as views of the file's bytes: no copy of each line
+            end = find(b"\n", start)
+            if end < 0:
+                end = size
+            if end > start and (raw[start] not in _BLANK_BYTES
+                                or raw[start:end].strip(_BLANK_BYTES)):
+                out.append(loads(view[start:end]))
+            start = end + 1
+    except ValueError:  # orjson.JSONDecodeError: json decides, and words the error
+        return None
+    return None if _unlike_json(out) else out
 
 
 def _text(data: bytes | str, source: str) -> str:
@@ -75,6 +165,9 @@ def parse_json(data: bytes | str, source: str | os.PathLike) -> object:
     ...
     ValueError: deep.json: JSON nested too deeply to read (...)...
     """
+    ok, value = _fast_json(data)
+    if ok:
+        return value
     return _loads(_text(data, str(source)), str(source))
 
 
@@ -106,7 +199,13 @@ def parse_jsonl(data: bytes | str, source: str | os.PathLike) -> list:
     ...
     ValueError: b.jsonl, line 2: not valid JSON (...)
     """
-    source = str(source)
+    fast = _fast_jsonl(data)
+    if fast is not None:
+        return fast
+    return _stdlib_jsonl(data, str(source))
+
+
+def _stdlib_jsonl(data: bytes | str, source: str) -> list:
     out = []
     for i, line in enumerate(_text(data, source).split("\n"), start=1):
         if line.strip(_BLANK):

@@ -185,6 +185,9 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"judgekit audit: {message}", file=sys.stderr, flush=True)
         return code
 
+    from judgekit._deferred import defer_iri_grammar
+
+    defer_iri_grammar()  # about 2 s of start-up that no chart uses (see judgekit._deferred)
     try:
         from judgekit.auditing import audit
         from judgekit.auditing.verdicts import margins_with

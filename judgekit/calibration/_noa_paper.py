@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 #: Objectives and the arrangements (columns of ``s``) each one reads.
 NOA_OBJECTIVES: dict[str, tuple[int, ...]] = {
@@ -219,6 +218,8 @@ def fit_paper(
             break
     history.append(problem.loss(d, lam))
     g, _ = problem.g_and_w(d)
+    from scipy.optimize import isotonic_regression  # here: scipy.optimize is slow to import
+
     knots = {}
     for name, seg in problem.segments():
         y = np.clip(isotonic_regression(g[seg], increasing=True).x, 0.0, 1.0)

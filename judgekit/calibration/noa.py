@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 from scipy.special import expit, logit
 
 from judgekit._stack import warn_once
@@ -213,6 +212,8 @@ def _fit_anchored(
     ridge = 1e-9 * max(float(np.trace(Hf)) / max(Hf.shape[0], 1), 1e-12)
     Hf = Hf + ridge * np.eye(len(Hf))
     bf = bf + ridge * x_all[free]
+
+    from scipy.optimize import isotonic_regression  # here: scipy.optimize is slow to import
 
     def project(t: np.ndarray) -> np.ndarray:
         out = np.empty_like(t)

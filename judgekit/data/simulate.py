@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special
+from scipy import special
 
 from judgekit._stamp import stamped
 from judgekit.schema import validate_pairs
@@ -169,6 +169,8 @@ class SimJudge:
 
         def gap(mu: float) -> float:
             return float(weights @ special.expit(mu + self.quality_scale * nodes)) - self.accuracy
+
+        from scipy import optimize  # here, not at import: scipy.optimize is slow to import
 
         return float(optimize.brentq(gap, -60.0, 60.0, xtol=1e-12))
 

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from judgekit import _bootstrap
 from judgekit._stamp import stamped
@@ -95,6 +94,8 @@ def arena_correlation(
         raise ValueError("leaderboard holds several judges; pass one judge's rows")
     if common:
         table = table.dropna(subset=[elo, *metrics])
+    from scipy import stats  # here, not at import: scipy.stats takes ~0.6 s to import
+
     n_boot = _bootstrap.check_args(n_boot, ci)
     gen = _bootstrap.rng(seed)
     rows = []

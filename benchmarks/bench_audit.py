@@ -1,0 +1,106 @@
+"""Time `judgekit audit` on one AlpacaEval annotations file, start-up included, and where it goes.
+
+    JUDGEKIT_DATA_MIRROR=... python benchmarks/bench_audit.py [--model vicuna-7b] [--rounds 3]
+
+The file (805 judgments) is found through judgekit's own registry of AlpacaEval files (from the
+data mirror, or the download cache). Each round runs the command as a user would, ``python -m
+judgekit.cli audit FILE --out DIR --no-progress`` in a fresh process, and prints its wall time
+(target ≤ 3 s) beside its CPU time (user + system, from the child's resource usage) and the load
+average, since on a shared machine wall time is mostly waiting for a core. Then, in one more fresh
+process, the breakdown of that command's CPU time: interpreter, imports, reading, the analysis,
+each chart (its Vega-Lite spec and PNG), and the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_S = 3.0
+
+# Runs in a fresh interpreter: the command's steps, one at a time, with the CPU time of each.
+_BREAKDOWN = r"""
+import sys, time
+t0 = time.process_time()
+marks = [("interpreter start-up", t0)]
+def lap(label):
+    marks.append((label, time.process_time()))
+from judgekit._deferred import defer_iri_grammar
+defer_iri_grammar()                                    # as the command line does
+import numpy, pandas; lap("import numpy, pandas")
+from judgekit.auditing import audit
+from judgekit.data.read_auto import detect_format, read_any; lap("import judgekit (audit, readers)")
+fmt, _ = detect_format(sys.argv[1]); pairs, judgments = read_any(sys.argv[1], fmt); lap("read the file")
+report = audit(judgments, pairs, source=sys.argv[1]); lap("analysis (7 sections), charts built")
+for s in report.sections.values():
+    for name in s.charts:
+        report.png(s.key, name); lap(f"  chart {s.key}/{name}: Vega-Lite spec, PNG")
+report.to_html(images="files"); lap("HTML page")
+prev = 0.0
+for label, t in marks:
+    print(f"{label:<56} {t - prev:6.2f} s")
+    prev = t
+print(f"{'total CPU':<56} {prev:6.2f} s")
+"""
+
+
+def _annotations(model: str) -> Path:
+    from judgekit.data.alpacaeval import annotation_files
+    from judgekit.data.fetch import _cache_path, _mirror_path
+
+    entry = annotation_files()[model]
+    path = _mirror_path(entry)
+    if path is None and _cache_path(entry).is_file():
+        path = _cache_path(entry)
+    if path is None:
+        sys.exit(f"no local copy of {entry.name}: set JUDGEKIT_DATA_MIRROR, or run "
+                 "`judgekit fetch alpacaeval` first")
+    return path
+
+
+def run_once(path: Path, out: Path) -> tuple[float, float, str]:
+    """Wall and CPU seconds of one `judgekit audit` in a fresh process, and its stdout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "judgekit.cli", "audit", str(path), "--out",
+                          str(out), "--no-progress"], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if run.returncode != 0:
+        sys.exit(f"judgekit audit failed ({run.returncode}):\n{run.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, run.stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="vicuna-7b", help="AlpacaEval model (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    path = _annotations(args.model)
+    print(f"file: {path}\n{os.cpu_count()} cores\n")
+    walls = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.rounds):
+            load = os.getloadavg()[0]
+            wall, cpu, line = run_once(path, Path(tmp) / f"report{i}")
+            walls.append(wall)
+            print(f"round {i + 1}: wall {wall:5.2f} s   cpu {cpu:5.2f} s   load average {load:4.1f}   "
+                  f"target ≤ {TARGET_S:.0f} s: wall {'met' if wall <= TARGET_S else 'NOT met'}, "
+                  f"cpu {'met' if cpu <= TARGET_S else 'NOT met'}")
+        print(f"  ({line.split(': ', 1)[-1]})\n")
+        print(f"best wall {min(walls):.2f} s of {args.rounds}\n\nwhere the CPU time goes (one more "
+              "fresh process, the command's steps one by one):")
+        run = subprocess.run([sys.executable, "-c", _BREAKDOWN, str(path)], capture_output=True,
+                             text=True)
+        print(run.stdout if run.returncode == 0 else run.stderr)
+
+
+if __name__ == "__main__":
+    main()
