@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.schema import ORDERS, VERDICTS
 from judgekit.scale._source import ScannedTable, _ibis
+from judgekit.schema import ORDERS, VERDICTS
 
 SLOTS_PER_WORD = 31
 BATCH_ROWS = 1 << 20
