@@ -229,8 +229,8 @@ class Totals:
 
 
 #: cells x statistics above which groups are computed in chunks (the matrix S of one chunk at
-#: most this many doubles: 1 GiB); the numbers are the same, the memory is bounded
-S_ELEMENTS = 1 << 27
+#: most this many doubles: 256 MiB); the numbers are the same, the memory is bounded
+S_ELEMENTS = 1 << 25
 
 
 def _chunked(prep: Prepared, options: Options, metrics: Sequence[str], n_stats: int,

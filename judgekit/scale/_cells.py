@@ -197,7 +197,7 @@ def fetch_cells(table: ScannedTable, keys: list[str]) -> CellArrays:
                     f"than once (pair_id: {', '.join(map(str, ids))})")
             if table.order is not None:
                 got["first"] = cols["_jk_first"].to_numpy(zero_copy_only=False).astype(np.int64)
-            n_rows += int(got["n"].sum())
+            n_rows += int(got.pop("n").sum())
             for name, arr in got.items():
                 parts.setdefault(name, []).append(arr)
             if bar is not None:
