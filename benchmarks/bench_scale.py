@@ -81,7 +81,8 @@ def write_log(out: str, judges: int, n_pairs: int, repeats: int, per_file: int,
             invalid = rng.random(n) < 0.01
             table = pa.table({
                 "pair_id": pa.DictionaryArray.from_arrays(pa.array(pair), pair_dict),
-                "judge": pa.array(np.full(n, f"judge-{jdx:04d}", dtype=object)),
+                "judge": pa.DictionaryArray.from_arrays(
+                    pa.array(np.zeros(n, dtype=np.int8)), pa.array([f"judge-{jdx:04d}"])),
                 "order": pa.DictionaryArray.from_arrays(pa.array(order), order_dict),
                 "repeat": pa.array(repeat),
                 "verdict": pa.DictionaryArray.from_arrays(
@@ -115,7 +116,7 @@ def child(mode: str, pairs_file: str, files: list[str], boot: int, result: str) 
         warnings.simplefilter("ignore")
         if mode == "pandas":
             judgments = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-            for col in ("pair_id", "order", "verdict"):  # dictionary columns read as category
+            for col in ("pair_id", "judge", "order", "verdict"):  # dictionaries read as category
                 judgments[col] = judgments[col].astype(object)
             card = jk.report_card(judgments, pairs, n_boot=boot)
         else:

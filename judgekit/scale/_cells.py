@@ -128,7 +128,9 @@ def cell_expression(table: ScannedTable, keys: list[str], swaps: np.ndarray,
         in_word = range(w, min(w + SLOTS_PER_WORD, n_slots))
         bit = _cases(t["_jk_slot"], [(s, 1 << (s - w)) for s in in_word], 0)
         shift = _cases(t["_jk_slot"], [(s, 1 << (2 * (s - w))) for s in in_word], 0)
-        aggs[f"_jk_present{w // SLOTS_PER_WORD}"] = bit.bit_or()
+        # a sum, not a bitwise OR (which not every backend compiles): a slot judged twice
+        # carries into the next bit, so its popcount falls short of the count of rows
+        aggs[f"_jk_present{w // SLOTS_PER_WORD}"] = bit.sum().cast("int64")
         aggs[f"_jk_packed{w // SLOTS_PER_WORD}"] = (shift * t["_jk_code"]).sum().cast("int64")
     if table.order is not None:
         aggs["_jk_first"] = t[table.order].min()
