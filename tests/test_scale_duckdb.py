@@ -158,3 +158,21 @@ def test_bad_logs_are_named_like_the_frame_path(tmp_path):
         jk.report_card(jk.scan_table(path, progress=False), pairs, n_boot=0)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         jk.scan_table(tmp_path / "missing.parquet")
+
+
+def test_arrangement_table_and_noa_fit_equal_the_pandas_path(tmp_path):
+    _, j, _ = jk.simulate_judgments(150, token_bias=1.0, position_bias=0.3, repeats=2,
+                                    id_swap=(False, True), seed=4)
+    j = j.sample(frac=1.0, random_state=4).reset_index(drop=True)
+    j.loc[np.random.default_rng(4).random(len(j)) < 0.05, "p_a"] = np.nan
+    j.to_parquet(tmp_path / "ids.parquet", index=False)
+    scan = jk.scan_table(tmp_path / "ids.parquet", progress=False)
+    for complete in ((), ("X0", "X1", "X2")):
+        ours = jk.arrangement_table(scan, complete=complete)
+        ref = jk.arrangement_table(j, complete=complete)
+        pd.testing.assert_frame_equal(ours, ref, **TOL)
+    cols = ["s0", "s1", "s2", "s3"]
+    fit_ours, fit_ref = jk.noa_fit(ours[cols].to_numpy()), jk.noa_fit(ref[cols].to_numpy())
+    grid = np.linspace(0.01, 0.99, 9)
+    np.testing.assert_allclose(fit_ours(grid), fit_ref(grid), rtol=1e-9)
+    assert not np.allclose(fit_ref(grid), grid)  # the map is not the identity

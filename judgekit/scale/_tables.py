@@ -127,3 +127,40 @@ def ppi_cells(table: ScannedTable, target: str, prediction: str) -> pd.DataFrame
                          "pair_id": out["pair_id"].astype(str).to_numpy(),
                          "cell": out["order"].astype(str) + "/" + out["_swap"].astype(str),
                          "order": out["order"].to_numpy(), "x": x})
+
+
+def arrangement_cells(table: ScannedTable, prob: str) -> pd.DataFrame:
+    """:func:`judgekit.arrangement_table` (before ``complete``) from the engine's sums of P(t1)
+    per (judge, pair, arrangement): judges and pairs sorted, as the frame path orders them."""
+    ibis = _ibis()
+    t, p_a = _base(table)
+    if prob != "p_a":
+        if prob not in t.columns:
+            raise ValueError(f"{table.name}: column {prob!r} is missing")
+        p_a = t[prob].cast("float64")
+    ab = t["order"] == "ab"
+    swap = _column(t, "id_swap", False, "boolean")
+    # X0 = (ab, no swap), X1 = (ba, swap), X2 = (ba, no swap), X3 = (ab, swap)
+    code = ibis.ifelse(ab, ibis.ifelse(swap, 3, 0), ibis.ifelse(swap, 1, 2))
+    p_t1 = ibis.ifelse(ab != swap, p_a, 1.0 - p_a)
+    t = t.mutate(_code=code, _p=p_t1, _bad=ibis.ifelse((p_a < 0) | (p_a > 1), 1, 0))
+    expr = t.group_by(["judge", "pair_id", "_code"]).aggregate(
+        n=t["_p"].count(), sp=t["_p"].sum(), bad_p=t["_bad"].sum())
+    out = _fetch(table, expr, "sums per (judge, pair, arrangement)")
+    judge_codes, judges = pd.factorize(out["judge"].astype(str), sort=True)
+    pair_codes, pairs = pd.factorize(out["pair_id"].astype(str), sort=True)
+    key = judge_codes.astype(np.int64) * max(len(pairs), 1) + pair_codes
+    cell, cells = pd.factorize(key, sort=True)
+    count = np.zeros((len(cells), 4), dtype=np.int64)
+    total = np.zeros((len(cells), 4))
+    code = out["_code"].to_numpy(np.int64)
+    count[cell, code] = out["n"].to_numpy(np.int64)
+    total[cell, code] = np.nan_to_num(out["sp"].to_numpy(float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    judge, pair = np.divmod(np.asarray(cells, dtype=np.int64), max(len(pairs), 1))
+    return pd.DataFrame({
+        "judge": pd.Index(judges).take(judge), "pair_id": pd.Index(pairs).take(pair),
+        **{f"s{j}": s[:, j] for j in range(4)},
+        "n_repeats": count.max(axis=1, initial=0).astype(np.int64),
+    })
