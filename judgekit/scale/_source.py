@@ -85,8 +85,9 @@ def _quote(text: str) -> str:
 
 
 def duckdb_connection(memory_limit: str | None = "2GB", temp_directory: str | None = None,
-                      threads: int | None = None) -> Any:
-    """An ibis DuckDB connection that spills to disk beyond ``memory_limit``."""
+                      threads: int | None = None, progress: bool = False) -> Any:
+    """An ibis DuckDB connection that spills to disk beyond ``memory_limit`` (and shows DuckDB's
+    own progress bar for long queries when ``progress``)."""
     ibis = _ibis()
     con = ibis.duckdb.connect()
     if memory_limit is not None:
@@ -96,6 +97,7 @@ def duckdb_connection(memory_limit: str | None = "2GB", temp_directory: str | No
     con.raw_sql("SET preserve_insertion_order = false")
     if threads is not None:
         con.raw_sql(f"SET threads = {int(threads)}")
+    con.raw_sql(f"SET enable_progress_bar = {'true' if progress else 'false'}")
     return con
 
 
@@ -130,7 +132,9 @@ def scan_table(
     name : str
         What error messages call the table.
     progress : bool
-        Show a progress bar while the engine builds and returns the cells.
+        Show progress while the engine works: DuckDB's own progress bar for long queries (on
+        the connection made here; Spark shows its stages itself), then a bar counting the cells
+        as they arrive.
 
     Returns
     -------
@@ -157,7 +161,7 @@ def scan_table(
         return source
     if isinstance(source, (str, os.PathLike)):
         source = os.fspath(source)
-        con = con if con is not None else duckdb_connection(memory_limit)
+        con = con if con is not None else duckdb_connection(memory_limit, progress=progress)
         files = _parquet_files(con, source)
         listed = ", ".join(f"'{_quote(f)}'" for f in files)
         query = (
