@@ -139,7 +139,9 @@ def prepare(
     (:mod:`judgekit.scale`); a frame is reduced here.
     """
     by = check_by(by)
-    if is_scanned(judgments) or is_scanned(pairs):
+    if is_scanned(pairs) and not is_scanned(judgments):  # a small table: read it whole
+        pairs = pairs.to_pandas()
+    if is_scanned(judgments):
         from judgekit.scale._prepare import prepare_scanned
 
         return prepare_scanned(judgments, pairs, by, options, splits=splits, seed=seed)

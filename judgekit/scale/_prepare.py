@@ -42,9 +42,6 @@ def pair_rank(cells: CellArrays) -> np.ndarray:
 def prepare_scanned(judgments: Any, pairs: Any, by: list[str], options: Options, *,
                     splits: Any = None, seed: int = 0) -> Prepared:
     """:func:`judgekit.metrics._prepare.prepare` for a :class:`ScannedTable`."""
-    if not isinstance(judgments, ScannedTable):
-        raise TypeError("judgments: a scanned pairs table needs a scanned judgments table too "
-                        "(use jk.scan_table on both, or neither)")
     p = small_frame(pairs, "pairs")
     p = validate_pairs(p) if p is not None else None
     in_table = [c for c in by if c != "judge" and c in judgments.columns]
