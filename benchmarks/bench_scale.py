@@ -150,6 +150,7 @@ def main() -> int:
     ap.add_argument("--boot", type=int, default=1000)
     ap.add_argument("--out", default=None, help="folder for the log (default: a temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the parquet log afterwards")
+    ap.add_argument("--reuse", action="store_true", help="use the log already in --out")
     ap.add_argument("--child", default=None)
     ap.add_argument("--pairs-file")
     ap.add_argument("--result")
@@ -164,8 +165,12 @@ def main() -> int:
     ok = True
     try:
         t0 = time.perf_counter()
-        pairs_file, folder, rows = write_log(out, args.judges, args.pairs, args.repeats,
-                                             args.per_file)
+        pairs_file, folder = os.path.join(out, "pairs.parquet"), os.path.join(out, "judgments")
+        if args.reuse and os.path.isdir(folder):  # a log this script wrote before
+            rows = args.judges * args.pairs * 2 * args.repeats
+        else:
+            pairs_file, folder, rows = write_log(out, args.judges, args.pairs, args.repeats,
+                                                 args.per_file)
         size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
         print(f"log: {rows:,} judgments ({args.judges} judges x {args.pairs} pairs x 2 orders x "
               f"{args.repeats} repeats), {size / 1e9:.2f} GB of parquet, written in "

@@ -218,9 +218,10 @@ def _slice(prep: Prepared, g0: int, g1: int) -> Prepared:
 
 
 class Totals:
-    """The per-group sums of a computation done chunk by chunk (what callers read of it)."""
+    """The per-group sums of a computation done chunk by chunk (what callers read of it; each
+    chunk's statistics matrix is dropped as soon as the chunk is done)."""
 
-    def __init__(self, parts: list[Computation]) -> None:
+    def __init__(self, parts: list[Computation | Totals]) -> None:
         self.stats, self.index = parts[0].stats, parts[0].index
         self.T = np.concatenate([c.T for c in parts], axis=1)
 
@@ -248,7 +249,8 @@ def _chunked(prep: Prepared, options: Options, metrics: Sequence[str], n_stats: 
         frame, comp = compute(_slice(prep, g0, g1), options, metrics, _sets=sub_sets, **kwargs)
         frame["_group"] = np.tile(np.arange(g0, g1), len(frame) // (g1 - g0))
         frames.append(frame)
-        parts.append(comp)
+        parts.append(Totals([comp]))  # keep the sums, not the chunk's matrix S
+        del comp
         g0 = g1
     names = list(dict.fromkeys(metrics))
     long = pd.concat(frames, ignore_index=True)
