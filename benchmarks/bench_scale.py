@@ -123,7 +123,7 @@ def child(mode: str, pairs_file: str, files: list[str], boot: int, result: str) 
             if len(files) == 1:  # the whole folder, or one file
                 scan = jk.scan_table(files[0], memory_limit="1GB", progress=sys.stderr.isatty())
             else:
-                scan = _scan_files(jk, files)
+                scan = _scan_files(jk, files, os.path.dirname(result))
             card = jk.report_card(scan, pairs, n_boot=boot)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
@@ -132,9 +132,10 @@ def child(mode: str, pairs_file: str, files: list[str], boot: int, result: str) 
         json.dump({"seconds": seconds, "peak_bytes": peak, "judges": len(card)}, fh)
 
 
-def _scan_files(jk, files: list[str]):
-    """A subset of the log's files: a folder of symbolic links to them, read as one table."""
-    link_dir = tempfile.mkdtemp(prefix="bench-scale-subset-")
+def _scan_files(jk, files: list[str], where: str):
+    """A subset of the log's files: a folder of symbolic links to them (in ``where``, removed
+    with the log), read as one table."""
+    link_dir = tempfile.mkdtemp(prefix="subset-", dir=where)
     for f in files:
         os.symlink(f, os.path.join(link_dir, os.path.basename(f)))
     return jk.scan_table(link_dir, memory_limit="1GB", progress=False)
@@ -166,15 +167,17 @@ def main() -> int:
     try:
         t0 = time.perf_counter()
         pairs_file, folder = os.path.join(out, "pairs.parquet"), os.path.join(out, "judgments")
-        if args.reuse and os.path.isdir(folder):  # a log this script wrote before
+        reused = args.reuse and os.path.isdir(folder)
+        if reused:  # a log this script wrote before
             rows = args.judges * args.pairs * 2 * args.repeats
         else:
             pairs_file, folder, rows = write_log(out, args.judges, args.pairs, args.repeats,
                                                  args.per_file)
         size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
         print(f"log: {rows:,} judgments ({args.judges} judges x {args.pairs} pairs x 2 orders x "
-              f"{args.repeats} repeats), {size / 1e9:.2f} GB of parquet, written in "
-              f"{time.perf_counter() - t0:.0f} s", flush=True)
+              f"{args.repeats} repeats), {size / 1e9:.2f} GB of parquet, "
+              + ("reused" if reused else f"written in {time.perf_counter() - t0:.0f} s"),
+              flush=True)
         files = sorted(os.path.join(folder, f) for f in os.listdir(folder))
         rows_per_file = args.per_file * args.pairs * 2 * args.repeats
         res = os.path.join(out, "result")
