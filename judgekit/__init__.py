@@ -85,12 +85,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 
     "judgekit.auditing": ("Audit", "audit", "effect_finding"),
+    "judgekit.scale": ("ScannedTable", "scan_table"),
 }
 
 #: Subpackages reachable as attributes (``jk.viz.accuracy_bars``), also imported on first use;
 #: the first two are part of the public namespace.
 _SUBMODULES = ("scoreboard", "viz", "auditing", "calibration", "data", "exceptions", "inference",
-               "judging", "metrics", "perturb", "schema", "sim", "winrate")
+               "judging", "metrics", "perturb", "scale", "schema", "sim", "winrate")
 
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 

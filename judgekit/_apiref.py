@@ -29,6 +29,7 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("Bias suite (CALM)", ("judgekit.perturb",)),
     ("Human labels: prediction-powered inference and planning", ("judgekit.inference",)),
     ("Audit of your own judge", ("judgekit.auditing",)),
+    ("Logs larger than memory: DuckDB, Spark, warehouses", ("judgekit.scale",)),
     ("Charts and the explorer (`jk.viz`)", ("judgekit.viz",)),
     ("Published numbers and reproduction", ("judgekit.published", "judgekit.scoreboard",
                                             "judgekit.reproduce")),

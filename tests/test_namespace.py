@@ -9,7 +9,7 @@ import pytest
 import judgekit as jk
 
 SUBPACKAGES = ["exceptions", "schema", "data", "judging", "metrics", "calibration", "winrate",
-               "perturb", "inference", "auditing"]
+               "perturb", "inference", "auditing", "scale"]
 
 
 def _table() -> dict[str, tuple[str, ...]]:

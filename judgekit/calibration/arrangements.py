@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from judgekit._scanned import is_scanned
 from judgekit._stamp import stamped
 from judgekit.schema import validate_judgments
 
@@ -161,8 +162,9 @@ def arrangement_table(
 
     Parameters
     ----------
-    judgments : DataFrame
-        A judgments table.
+    judgments : DataFrame or ScannedTable
+        A judgments table, or one an engine holds (:func:`scan_table`): then the engine sums
+        P(t1) per (judge, pair, arrangement) and only this table is held in memory.
     prob : str
         Probability column to read (``"p_a"`` or ``"p_a_calibrated"``).
     complete : tuple of str
@@ -185,7 +187,18 @@ def arrangement_table(
     unknown = set(complete) - set(ARRANGEMENTS)
     if unknown:
         raise ValueError(f"complete: unknown arrangements {sorted(unknown)}; use X0..X3")
+    if is_scanned(judgments):  # the engine sums P(t1) per (judge, pair, arrangement)
+        from judgekit.scale._tables import arrangement_cells
+
+        return _complete(arrangement_cells(judgments, prob), complete)
     return _arrangement_table(with_arrangements(judgments, prob), complete)
+
+
+def _complete(wide: pd.DataFrame, complete: tuple[str, ...]) -> pd.DataFrame:
+    if complete:
+        cols = [f"s{name[1]}" for name in complete]
+        wide = wide[wide[cols].notna().all(axis=1)].reset_index(drop=True)
+    return wide
 
 
 def _arrangement_table(df: pd.DataFrame, complete: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -198,7 +211,4 @@ def _arrangement_table(df: pd.DataFrame, complete: tuple[str, ...] = ()) -> pd.D
         **{col: cells.s[:, j] for j, col in enumerate(_S_COLUMNS)},
         "n_repeats": cells.n_repeats,
     })
-    if complete:
-        cols = [f"s{name[1]}" for name in complete]
-        wide = wide[wide[cols].notna().all(axis=1)].reset_index(drop=True)
-    return wide
+    return _complete(wide, complete)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit._scanned import frame_of, is_scanned
 from judgekit.schema import validate_judgments, validate_pairs
 
 TARGETS = ("win", "a", "b", "tie")
@@ -47,8 +48,16 @@ def check_options(target: str, prediction: str, estimand: str) -> None:
         raise ValueError(f"estimand must be one of {list(ESTIMANDS)}, got {estimand!r}")
 
 
-def load_tables(judgments: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Validate both tables, tolerating an absent ``p_a`` column; pairs must carry labels."""
+def load_tables(judgments: pd.DataFrame, pairs: pd.DataFrame, *, scanned: bool = False,
+                ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Validate both tables, tolerating an absent ``p_a`` column; pairs must carry labels.
+    ``scanned``: the caller accepts a :class:`judgekit.ScannedTable` of judgments (it only needs
+    :func:`predictions`)."""
+    if is_scanned(judgments) and not scanned:
+        raise TypeError("judgments: this function needs the judgments in memory (a DataFrame); "
+                        "of the PPI functions, ppi_mean, ppi_win_rates and check_labelling "
+                        "accept a ScannedTable")
+    pairs = frame_of(pairs)
     if not isinstance(pairs, pd.DataFrame):
         raise TypeError(f"pairs must be a pandas DataFrame, got {type(pairs).__name__}")
     if "label" not in pairs.columns:
@@ -59,6 +68,8 @@ def load_tables(judgments: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFr
     if isinstance(judgments, pd.DataFrame) and "p_a" not in judgments.columns:
         judgments = judgments.assign(p_a=np.nan)
     p = validate_pairs(pairs)
+    if is_scanned(judgments):  # validated by the engine when it sums the predictions
+        return judgments, p
     j = validate_judgments(judgments, p)
     return j, p
 
@@ -82,12 +93,17 @@ def predictions(j: pd.DataFrame, target: str, prediction: str) -> pd.DataFrame:
     """Per (judge, pair): the judge's prediction, averaged over repeats within an order (and
     option-ID arrangement), then over the orders present; ``f`` NaN when nothing was usable.
     Also ``disagree``: |mean of order ab − mean of order ba| where both orders exist."""
-    x = _per_call(j, target, prediction)
-    df = pd.DataFrame({"judge": j["judge"].to_numpy(), "pair_id": j["pair_id"].to_numpy(),
-                       "cell": j["order"].astype(str) + "/" + j["id_swap"].astype(str),
-                       "order": j["order"].to_numpy(), "x": x.to_numpy()})
-    cells = df.groupby(["judge", "pair_id", "cell"], sort=False, observed=True).agg(
-        x=("x", "mean"), order=("order", "first")).reset_index()
+    if is_scanned(j):  # the engine sums each (judge, pair, order, id_swap) cell
+        from judgekit.scale._tables import ppi_cells
+
+        cells = ppi_cells(j, target, prediction)
+    else:
+        x = _per_call(j, target, prediction)
+        df = pd.DataFrame({"judge": j["judge"].to_numpy(), "pair_id": j["pair_id"].to_numpy(),
+                           "cell": j["order"].astype(str) + "/" + j["id_swap"].astype(str),
+                           "order": j["order"].to_numpy(), "x": x.to_numpy()})
+        cells = df.groupby(["judge", "pair_id", "cell"], sort=False, observed=True).agg(
+            x=("x", "mean"), order=("order", "first")).reset_index()
     per = cells.groupby(["judge", "pair_id"], sort=False, observed=True)["x"].mean().rename("f")
     by_order = cells.groupby(["judge", "pair_id", "order"], sort=False, observed=True)["x"].mean()
     wide = by_order.unstack("order")
@@ -178,6 +194,10 @@ def build_units(
 ) -> list[Unit]:
     """One :class:`Unit` per (judge, model) in scope."""
     preds = predictions(j, target, prediction)
+    unknown = ~preds["pair_id"].isin(p["pair_id"]).to_numpy()
+    if unknown.any():  # a frame was checked by validate_judgments; a scanned table only here
+        ids = list(dict.fromkeys(preds["pair_id"][unknown]))[:5]
+        raise ValueError(f"judgments: pair_id(s) not in pairs (pair_id: {', '.join(ids)})")
     y_all = human_outcome(p["label"], target)
     pi_all = sampling_probabilities(sampling_prob, p) if sampling_prob is not None else None
     clus = cluster_column(p, cluster, estimand)

@@ -204,7 +204,7 @@ def check_labelling(
     True
     """
     _prepare.check_options(target, prediction, "population")
-    j, p = _prepare.load_tables(judgments, pairs)
+    j, p = _prepare.load_tables(judgments, pairs, scanned=True)
     units = _prepare.build_units(j, p, target=target, models=models, prediction=prediction,
                                  strata=strata, sampling_prob=None, cluster="pair",
                                  estimand="population")

@@ -56,7 +56,7 @@ def _sanity(unit: _prepare.Unit) -> None:
 def _units(judgments, pairs, target, models, prediction, strata, sampling_prob, cluster,
            estimand, check_labels):
     _prepare.check_options(target, prediction, estimand)
-    j, p = _prepare.load_tables(judgments, pairs)
+    j, p = _prepare.load_tables(judgments, pairs, scanned=True)
     units = _prepare.build_units(j, p, target=target, models=models, prediction=prediction,
                                  strata=strata, sampling_prob=sampling_prob, cluster=cluster,
                                  estimand=estimand)

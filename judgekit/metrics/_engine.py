@@ -128,6 +128,7 @@ class Computation:
 
     # --- bootstrap ------------------------------------------------------------------------
     def intervals(self, estimate: np.ndarray, n_boot: int, ci: float, seed: int,
+                  sets: tuple[np.ndarray, int] | None = None,
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Percentile intervals and standard errors of every metric for every group, shape
         (metrics, groups) each, and the share of NaN replicates.
@@ -147,12 +148,9 @@ class Computation:
         if prep.cluster is not None:  # several judges per group: sum their cells per pair
             S = group_sums(S, prep.cluster, len(first)).T.copy()
         bounds = np.searchsorted(group, np.arange(G + 1))
-        codes = pd.factorize(pair_id)[0]
-        keys: dict[bytes, int] = {}
-        set_of = np.array([keys.setdefault(codes[bounds[g]:bounds[g + 1]].tobytes(), len(keys))
-                           for g in range(G)], dtype=np.int64)
-        seeds = np.random.SeedSequence(seed).spawn(max(len(keys), 1))
-        for key in range(len(keys)):
+        set_of, n_sets = pair_sets(prep) if sets is None else sets
+        seeds = np.random.SeedSequence(seed).spawn(max(n_sets, 1))
+        for key in np.unique(set_of):
             members = np.flatnonzero(set_of == key)
             n = int(bounds[members[0] + 1] - bounds[members[0]])
             if n == 0:
@@ -191,6 +189,76 @@ class Computation:
         return low, high, se, nan_share
 
 
+def pair_sets(prep: Prepared) -> tuple[np.ndarray, int]:
+    """The pair set of each group, numbered in order of first appearance (groups judged on the
+    same pairs share a set, and so their bootstrap draws), and the number of sets."""
+    first, group, pair_id = prep.clusters()
+    bounds = np.searchsorted(group, np.arange(prep.n_groups + 1))
+    codes = pd.factorize(pair_id)[0]
+    keys: dict[bytes, int] = {}
+    set_of = np.array([keys.setdefault(codes[bounds[g]:bounds[g + 1]].tobytes(), len(keys))
+                       for g in range(prep.n_groups)], dtype=np.int64)
+    return set_of, len(keys)
+
+
+def _slice(prep: Prepared, g0: int, g1: int) -> Prepared:
+    """The cells of groups g0..g1-1 as a Prepared of their own."""
+    c0, c1 = np.searchsorted(prep.group, [g0, g1])
+    cut = slice(int(c0), int(c1))
+    cluster = None
+    if prep.cluster is not None:
+        cluster = prep.cluster[cut] - (prep.cluster[c0] if c1 > c0 else 0)
+    return Prepared(
+        by=prep.by, keys=prep.keys.iloc[g0:g1].reset_index(drop=True),
+        group=prep.group[cut] - g0, pair_id=prep.pair_id[cut], V=prep.V[cut],
+        label=prep.label[cut], longer=prep.longer[cut], has_ties=prep.has_ties[g0:g1],
+        has_labels=prep.has_labels, split=None if prep.split is None else prep.split[cut],
+        cluster=cluster,
+    )
+
+
+class Totals:
+    """The per-group sums of a computation done chunk by chunk (what callers read of it; each
+    chunk's statistics matrix is dropped as soon as the chunk is done)."""
+
+    def __init__(self, parts: list[Computation | Totals]) -> None:
+        self.stats, self.index = parts[0].stats, parts[0].index
+        self.T = np.concatenate([c.T for c in parts], axis=1)
+
+    def total(self, stat: Stat) -> np.ndarray:
+        return self.T[self.index[stat]]
+
+
+#: cells x statistics above which groups are computed in chunks (the matrix S of one chunk at
+#: most this many doubles: 256 MiB); the numbers are the same, the memory is bounded
+S_ELEMENTS = 1 << 25
+
+
+def _chunked(prep: Prepared, options: Options, metrics: Sequence[str], n_stats: int,
+             **kwargs: Any) -> tuple[pd.DataFrame, Totals]:
+    """:func:`compute` over chunks of groups, with each group's bootstrap seeded as in one go."""
+    sets = pair_sets(prep) if prep.split is None else None
+    counts = np.bincount(prep.group, minlength=prep.n_groups)
+    frames, parts, g0 = [], [], 0
+    while g0 < prep.n_groups:
+        g1, cells = g0, 0
+        while g1 < prep.n_groups and (g1 == g0 or (cells + counts[g1]) * n_stats <= S_ELEMENTS):
+            cells += counts[g1]
+            g1 += 1
+        sub_sets = None if sets is None else (sets[0][g0:g1], sets[1])
+        frame, comp = compute(_slice(prep, g0, g1), options, metrics, _sets=sub_sets, **kwargs)
+        frame["_group"] = np.tile(np.arange(g0, g1), len(frame) // (g1 - g0))
+        frames.append(frame)
+        parts.append(Totals([comp]))  # keep the sums, not the chunk's matrix S
+        del comp
+        g0 = g1
+    names = list(dict.fromkeys(metrics))
+    long = pd.concat(frames, ignore_index=True)
+    long["_metric"] = long["metric"].map({m: i for i, m in enumerate(names)})
+    long = long.sort_values(["_metric", "_group"], kind="stable")
+    return long.drop(columns=["_metric", "_group"]).reset_index(drop=True), Totals(parts)
+
+
 def bs_max_nan() -> float:
     """Share of NaN replicates above which no interval is reported."""
     return 1.0 - bs.MIN_FINITE
@@ -206,7 +274,8 @@ def compute(
     seed: int = 0,
     warn_design: bool = True,
     extra: Sequence[Stat] = (),
-) -> tuple[pd.DataFrame, Computation]:
+    _sets: tuple[np.ndarray, int] | None = None,
+) -> tuple[pd.DataFrame, Computation | Totals]:
     """The long frame (``by`` columns, metric, estimate, ci_low, ci_high, se, n, denoised,
     n_invalid and, with splits, n_splits) and the computation behind it.
 
@@ -215,6 +284,10 @@ def compute(
     """
     defs = lookup(list(metrics))
     n_boot = bs.check_args(n_boot, ci)
+    n_stats = len({s for m in defs for s in m.needed()} | set(extra))
+    if len(prep.group) * n_stats > S_ELEMENTS and prep.n_groups > 1 and _sets is None:
+        return _chunked(prep, options, metrics, n_stats, n_boot=n_boot, ci=ci, seed=seed,
+                        warn_design=warn_design, extra=extra)
     comp = Computation(prep, options, defs, extra)
     G = prep.n_groups
     point = comp.evaluate(comp.T)
@@ -246,7 +319,7 @@ def compute(
                 )
     elif n_boot > 0:
         _warn_few_pairs(prep)
-        low, high, se, nan_share = comp.intervals(estimate, n_boot, ci, seed)
+        low, high, se, nan_share = comp.intervals(estimate, n_boot, ci, seed, _sets)
         for i, m in enumerate(defs):
             too_many = nan_share[i] > bs_max_nan()
             for gi in np.flatnonzero(too_many):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit._scanned import is_scanned
 from judgekit.schema import validate_judgments, validate_pairs
 
 A, B, TIE, INVALID, ABSENT = 0, 1, 2, 3, -1
@@ -132,13 +133,18 @@ def prepare(
     splits: Any = None,
     seed: int = 0,
 ) -> Prepared:
-    """Validate the tables, group them and build the dense verdict array."""
-    by = as_list(by)
-    bad = [c for c in by if c in RESERVED]
-    if bad:
-        raise ValueError(f"by: {bad} are names of output columns; rename them first")
-    if len(set(by)) != len(by):
-        raise ValueError(f"by: columns repeat in {by}")
+    """Validate the tables, group them and build the dense verdict array.
+
+    A :class:`judgekit.ScannedTable` is reduced to its cells by its engine
+    (:mod:`judgekit.scale`); a frame is reduced here.
+    """
+    by = check_by(by)
+    if is_scanned(pairs) and not is_scanned(judgments):  # a small table: read it whole
+        pairs = pairs.to_pandas()
+    if is_scanned(judgments):
+        from judgekit.scale._prepare import prepare_scanned
+
+        return prepare_scanned(judgments, pairs, by, options, splits=splits, seed=seed)
     j = validate_judgments(judgments, pairs)
     if len(j) == 0:
         raise ValueError("judgments: the table is empty (0 rows); there is nothing to measure")
@@ -203,11 +209,19 @@ def prepare(
     V[gp, order, swap_codes, rep_codes] = _verdict_codes(j["verdict"])
     del gp, order, swap_codes, rep_codes
 
+    return finish(p, by, keys, cell_group, cell_pair, V, cluster, options, splits, seed)
+
+
+def finish(p: pd.DataFrame | None, by: list[str], keys: pd.DataFrame, cell_group: np.ndarray,
+           cell_pair: np.ndarray, V: np.ndarray, cluster: np.ndarray | None, options: Options,
+           splits: Any, seed: int) -> Prepared:
+    """The Prepared of sorted cells: ties seen, labels and lengths from the pairs, splits."""
+    n_groups = len(keys)
     tie_seen = np.zeros(n_groups, dtype=bool)
     np.logical_or.at(tie_seen, cell_group, (V == TIE).any(axis=(1, 2, 3)))
 
-    label = np.full(len(cells), ABSENT, dtype=np.int8)
-    longer = np.zeros(len(cells), dtype=bool)
+    label = np.full(len(cell_group), ABSENT, dtype=np.int8)
+    longer = np.zeros(len(cell_group), dtype=bool)
     has_labels = False
     if p is not None:
         ppos = pd.Index(p["pair_id"]).get_indexer(cell_pair)
@@ -227,6 +241,16 @@ def prepare(
         label=label, longer=longer, has_ties=tie_seen, has_labels=has_labels, split=split,
         cluster=cluster,
     )
+
+
+def check_by(by: str | Sequence[str] | None) -> list[str]:
+    by = as_list(by)
+    bad = [c for c in by if c in RESERVED]
+    if bad:
+        raise ValueError(f"by: {bad} are names of output columns; rename them first")
+    if len(set(by)) != len(by):
+        raise ValueError(f"by: columns repeat in {by}")
+    return by
 
 
 def _group_codes(j: pd.DataFrame, by: list[str]) -> tuple[np.ndarray, pd.DataFrame]:

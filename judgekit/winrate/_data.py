@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit import _bootstrap
+from judgekit._scanned import frame_of, is_scanned
 from judgekit.schema import _ids, validate_judgments, validate_pairs
 
 PREFERENCES = ("auto", "prob", "verdict")
@@ -113,12 +114,15 @@ def prepare(
     """
     if preference not in PREFERENCES:
         raise ValueError(f"preference must be one of {PREFERENCES}, got {preference!r}")
-    pairs = validate_pairs(pairs, require_text=False)
+    pairs = validate_pairs(frame_of(pairs), require_text=False)
     if pairs.empty:
         raise ValueError("pairs: the table is empty")
-    judgments = validate_judgments(judgments, pairs)
-    if judgments.empty:
-        raise ValueError("judgments: the table is empty; there is nothing to compute a win rate from")
+    scanned = is_scanned(judgments)
+    if not scanned:
+        judgments = validate_judgments(judgments, pairs)
+        if judgments.empty:
+            raise ValueError("judgments: the table is empty; there is nothing to compute a win "
+                             "rate from")
     missing = [c for c in ("model_a", "model_b") if c not in pairs.columns]
     if missing:
         raise ValueError(
@@ -161,38 +165,19 @@ def prepare(
         "len_model": np.where(a_is_base, len_b, len_a),
         "len_baseline": np.where(a_is_base, len_a, len_b),
     })
-    # every judgment as codes: its pair (row of p), order, verdict
-    pair = pd.Index(pairs["pair_id"]).get_indexer(judgments["pair_id"])
-    model_is_a = (side == "a")[pair]
-    verdict = judgments["verdict"]
-    is_a = (verdict == "a").to_numpy(dtype=bool)
-    is_b = (verdict == "b").to_numpy(dtype=bool)
-    is_tie = (verdict == "tie").to_numpy(dtype=bool)
-    s_verdict = np.where((is_a & model_is_a) | (is_b & ~model_is_a), 1.0,
-                         np.where(is_tie, 0.5, np.where(is_a | is_b, 0.0, np.nan)))
-    p_a = judgments["p_a"].to_numpy(dtype=float)
-    s_prob = np.where(model_is_a, p_a, 1.0 - p_a)
-    if preference == "prob":
-        s = s_prob
-    elif preference == "verdict":
-        s = s_verdict
-    else:
-        s = np.where(np.isnan(p_a), s_verdict, s_prob)
-    valid = ~np.isnan(s)
-    ab = (judgments["order"] == "ab").to_numpy(dtype=bool)
-    judge_code, judge_names = pd.factorize(judgments["judge"], sort=True)
     all_models = tuple(sorted(pd.unique(p.loc[~identity_pair, "model"])))
     p_model = p["model"].to_numpy(dtype=object)
+    if scanned:  # the engine's per-(judge, pair, order) sums
+        from judgekit.scale._tables import winrate_orders
+
+        per_judge = winrate_orders(judgments, pairs, side == "a", preference)
+    else:
+        per_judge = _per_order(judgments, pairs, side, preference)
 
     out: dict[str, Prepared] = {}
-    for code, judge in enumerate(judge_names):
-        mine = judge_code == code
-        ok = mine & valid
-        invalid_models = pd.Series(p_model[pair[mine & ~valid]], dtype=object)
+    for judge, (per_order, invalid_pairs) in per_judge.items():
+        invalid_models = pd.Series(p_model[invalid_pairs], dtype=object)
         n_invalid = invalid_models.value_counts().sort_index().rename_axis("model")
-        per_order = pd.DataFrame({"pair": pair[ok], "ab": ab[ok], "s": s[ok],
-                                  "s_discrete": s_verdict[ok]}).groupby(["pair", "ab"], sort=False).agg(
-            s=("s", "mean"), s_discrete=("s_discrete", "mean"), n=("s", "size")).reset_index()
         per_order["ba"] = ~per_order["ab"]
         per_pair = per_order.groupby("pair", sort=True).agg(
             y=("s", "mean"), y_discrete=("s_discrete", "mean"), n_judgments=("n", "sum"),
@@ -214,6 +199,41 @@ def prepare(
         )
     if not out:
         raise ValueError("judgments: no judgment refers to the given pairs")
+    return out
+
+
+def _per_order(judgments: pd.DataFrame, pairs: pd.DataFrame, side: np.ndarray,
+               preference: str) -> dict[str, tuple[pd.DataFrame, np.ndarray]]:
+    """Per judge: the mean preference for the model per (pair, order) judged (columns pair, ab,
+    s, s_discrete, n) and the pairs (rows of ``pairs``) of its unusable judgments."""
+    # every judgment as codes: its pair (row of p), order, verdict
+    pair = pd.Index(pairs["pair_id"]).get_indexer(judgments["pair_id"])
+    model_is_a = (side == "a")[pair]
+    verdict = judgments["verdict"]
+    is_a = (verdict == "a").to_numpy(dtype=bool)
+    is_b = (verdict == "b").to_numpy(dtype=bool)
+    is_tie = (verdict == "tie").to_numpy(dtype=bool)
+    s_verdict = np.where((is_a & model_is_a) | (is_b & ~model_is_a), 1.0,
+                         np.where(is_tie, 0.5, np.where(is_a | is_b, 0.0, np.nan)))
+    p_a = judgments["p_a"].to_numpy(dtype=float)
+    s_prob = np.where(model_is_a, p_a, 1.0 - p_a)
+    if preference == "prob":
+        s = s_prob
+    elif preference == "verdict":
+        s = s_verdict
+    else:
+        s = np.where(np.isnan(p_a), s_verdict, s_prob)
+    valid = ~np.isnan(s)
+    ab = (judgments["order"] == "ab").to_numpy(dtype=bool)
+    judge_code, judge_names = pd.factorize(judgments["judge"], sort=True)
+    out = {}
+    for code, judge in enumerate(judge_names):
+        mine = judge_code == code
+        ok = mine & valid
+        per_order = pd.DataFrame({"pair": pair[ok], "ab": ab[ok], "s": s[ok],
+                                  "s_discrete": s_verdict[ok]}).groupby(["pair", "ab"], sort=False).agg(
+            s=("s", "mean"), s_discrete=("s_discrete", "mean"), n=("s", "size")).reset_index()
+        out[str(judge)] = (per_order, pair[mine & ~valid])
     return out
 
 
