@@ -237,7 +237,7 @@ def test_unknown_names_give_clear_errors():
         jk.load_table("arena")
     with pytest.raises(ValueError, match=r"unknown dataset or table 'nope'"):
         jk.fetch_dataset("nope")
-    with pytest.raises(TypeError, match="unexpected keyword argument 'modelz'"):
+    with pytest.raises(TypeError, match="has no filter 'modelz'; its filters are models="):
         jk.load_pairs("alpacaeval", modelz=["x"])
 
 
