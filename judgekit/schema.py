@@ -281,7 +281,10 @@ def _numbers(df: pd.DataFrame, column: str, name: str, id_column: str | None, *,
         bad = (values.notna() & num.isna()).to_numpy() | values.map(
             lambda v: isinstance(v, bool)).to_numpy(dtype=bool)
     with np.errstate(invalid="ignore"):
-        arr = np.asarray(num, dtype=float) if not bad.all() else np.full(len(values), np.nan)
+        # nullable dtypes (Int64, Float64) hold pd.NA, which older pandas will not turn into a
+        # float without being told what to put there
+        arr = (pd.Series(num).to_numpy(dtype=float, na_value=np.nan) if not bad.all()
+               else np.full(len(values), np.nan))
         bad = bad | np.isinf(arr)
         if minimum is not None:
             bad = bad | (arr < minimum)

@@ -12,6 +12,7 @@ import threading
 import time
 import warnings
 
+import pandas as pd
 import pytest
 from _hostile import HostileServer
 
@@ -255,7 +256,13 @@ def test_answers_with_many_headers_are_read_or_refused_once(server, transport):
     huge = _judge(server.url("huge_headers"), transport=transport, max_retries=2,
                   backoff_base=0.01)
     assert many["verdict"].tolist() == ["a"]
-    assert huge["error"].iloc[0].startswith("api: the answer's headers are beyond the HTTP client")
+    # past what the HTTP client reads (a limit that differs between aiohttp versions): either the
+    # answer is read, or it is refused as final - never retried and paid again
+    if pd.isna(huge["error"].iloc[0]):
+        assert huge["verdict"].tolist() == ["a"]
+    else:
+        assert huge["error"].iloc[0].startswith(
+            "api: the answer's headers are beyond the HTTP client")
     assert huge.attrs["judgekit_run"]["paid"] == 1
     for mode in ("headers200", "huge_headers"):
         assert server.paid[mode] - before.get(mode, 0) == 1, mode

@@ -78,7 +78,10 @@ def flip_heterogeneity(judgments: pd.DataFrame) -> pd.DataFrame:
     ba = (df["order"] == "ba").to_numpy(dtype=bool)
     swap = df["id_swap"].to_numpy(dtype=bool)
     # one code per (judge, pair, id_swap) "unit" and per request = unit x order
-    unit, _ = pd.factorize(pd.MultiIndex.from_arrays([judge_code[ok], pair_code[ok], swap[ok]]))
+    if ok.any():
+        unit, _ = pd.factorize(pd.MultiIndex.from_arrays([judge_code[ok], pair_code[ok], swap[ok]]))
+    else:  # no valid verdict (pandas < 2.2 cannot build a MultiIndex of empty arrays)
+        unit = np.zeros(0, dtype=np.intp)
     n_units = int(unit.max()) + 1 if unit.size else 0
     request = unit * 2 + ba[ok]
     size = np.bincount(request, minlength=2 * n_units)

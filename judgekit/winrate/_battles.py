@@ -78,7 +78,8 @@ def battles(judgments: pd.DataFrame, pairs: pd.DataFrame, *, weight: int = 1,
                                                np.where(verdict == "tie", 0.5, np.nan)))
     significant = np.zeros(len(judgments), dtype=bool)
     if "margin" in judgments.columns:
-        margin = pd.to_numeric(judgments["margin"], errors="coerce").to_numpy(dtype=float)
+        margin = pd.to_numeric(judgments["margin"], errors="coerce").to_numpy(dtype=float,
+                                                                          na_value=np.nan)
         has = ~np.isnan(margin)
         y = np.where(has, np.where(margin > 0, 1.0, np.where(margin < 0, 0.0, 0.5)), y)
         significant = has & (np.abs(np.nan_to_num(margin)) >= 2)
