@@ -121,6 +121,8 @@ def flip_heterogeneity(judgments: pd.DataFrame) -> pd.DataFrame:
 
 def warn_if_heterogeneous(judgments: pd.DataFrame, metric: str) -> None:
     """Warn (naming the judges) when :func:`flip_heterogeneity` rejects one flip rate per order."""
+    if not isinstance(judgments, pd.DataFrame):
+        return  # a scanned log (jk.scan_table): the check is not computed by an engine yet
     try:
         t = flip_heterogeneity(judgments)
     except (KeyError, ValueError):
