@@ -11,6 +11,7 @@ statistic and the bootstrap run unchanged on the cells in memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,12 +146,24 @@ def _popcount(x: np.ndarray) -> np.ndarray:
     return ((x * np.uint64(0x0101010101010101)) >> np.uint64(56)).astype(np.int64)
 
 
-def _progress(table: ScannedTable, desc: str) -> Any:
-    if not table.progress:
-        return None
-    from tqdm.auto import tqdm
+def batches(table: ScannedTable, expr: Any, desc: str, unit: str,
+            chunk_size: int = BATCH_ROWS) -> Iterator[Any]:
+    """The non-empty Arrow batches of ``expr``, counted on a progress bar when the table asks for
+    one (the bar is closed however the caller's loop ends)."""
+    bar = None
+    if table.progress:
+        from tqdm.auto import tqdm
 
-    return tqdm(desc=desc, unit=" cells", unit_scale=True)
+        bar = tqdm(desc=f"{table.name}: {desc}", unit=unit, unit_scale=True)
+    try:
+        for batch in expr.to_pyarrow_batches(chunk_size=chunk_size):
+            if batch.num_rows:
+                yield batch
+                if bar is not None:
+                    bar.update(batch.num_rows)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def fetch_cells(table: ScannedTable, keys: list[str]) -> CellArrays:
@@ -166,47 +179,37 @@ def fetch_cells(table: ScannedTable, keys: list[str]) -> CellArrays:
     growers = {k: _Grower() for k in keys}
     judges, pairs = _Grower(), _Grower()
     parts: dict[str, list[np.ndarray]] = {}
-    bar = _progress(table, f"{table.name}: cells from the engine")
     n_rows = 0
-    try:
-        reader = expr.to_pyarrow_batches(chunk_size=BATCH_ROWS)
-        for batch in reader:
-            if batch.num_rows == 0:
-                continue
-            cols = {name: batch.column(name) for name in batch.schema.names}
-            for col in ("_jk_judge", "_jk_pair"):
-                if cols[col].null_count:
-                    which = "judge" if col == "_jk_judge" else "pair_id"
-                    raise ValueError(f"{table.name}: column {which!r} is missing in some rows")
-            got = {
-                "judge": judges.codes(cols["_jk_judge"].to_numpy(zero_copy_only=False)),
-                "pair": pairs.codes(cols["_jk_pair"].to_numpy(zero_copy_only=False)),
-                "n": cols["_jk_n"].to_numpy(zero_copy_only=False).astype(np.int64),
-            }
-            for k in keys:
-                got[f"key:{k}"] = growers[k].codes(
-                    cols[k].to_pandas().astype(object).to_numpy())
-            present = np.stack([cols[f"_jk_present{w}"].to_numpy(zero_copy_only=False).astype(np.int64)
-                                for w in words], axis=1)
-            packed = np.stack([cols[f"_jk_packed{w}"].to_numpy(zero_copy_only=False).astype(np.int64)
-                               for w in words], axis=1)
-            got["codes"] = _unpack(present, packed, n_slots)
-            dup = _popcount(present).sum(axis=1) != got["n"]
-            if dup.any():
-                ids = list(dict.fromkeys(pairs.index[got["pair"][dup]]))[:5]
-                raise ValueError(
-                    f"{table.name}: the same (pair, judge, order, id_swap, repeat) appears more "
-                    f"than once (pair_id: {', '.join(map(str, ids))})")
-            if table.order is not None:
-                got["first"] = cols["_jk_first"].to_numpy(zero_copy_only=False).astype(np.int64)
-            n_rows += int(got.pop("n").sum())
-            for name, arr in got.items():
-                parts.setdefault(name, []).append(arr)
-            if bar is not None:
-                bar.update(batch.num_rows)
-    finally:
-        if bar is not None:
-            bar.close()
+    for batch in batches(table, expr, "cells from the engine", " cells"):
+        cols = {name: batch.column(name) for name in batch.schema.names}
+        for col in ("_jk_judge", "_jk_pair"):
+            if cols[col].null_count:
+                which = "judge" if col == "_jk_judge" else "pair_id"
+                raise ValueError(f"{table.name}: column {which!r} is missing in some rows")
+        got = {
+            "judge": judges.codes(cols["_jk_judge"].to_numpy(zero_copy_only=False)),
+            "pair": pairs.codes(cols["_jk_pair"].to_numpy(zero_copy_only=False)),
+            "n": cols["_jk_n"].to_numpy(zero_copy_only=False).astype(np.int64),
+        }
+        for k in keys:
+            got[f"key:{k}"] = growers[k].codes(
+                cols[k].to_pandas().astype(object).to_numpy())
+        present = np.stack([cols[f"_jk_present{w}"].to_numpy(zero_copy_only=False).astype(np.int64)
+                            for w in words], axis=1)
+        packed = np.stack([cols[f"_jk_packed{w}"].to_numpy(zero_copy_only=False).astype(np.int64)
+                           for w in words], axis=1)
+        got["codes"] = _unpack(present, packed, n_slots)
+        dup = _popcount(present).sum(axis=1) != got["n"]
+        if dup.any():
+            ids = list(dict.fromkeys(pairs.index[got["pair"][dup]]))[:5]
+            raise ValueError(
+                f"{table.name}: the same (pair, judge, order, id_swap, repeat) appears more "
+                f"than once (pair_id: {', '.join(map(str, ids))})")
+        if table.order is not None:
+            got["first"] = cols["_jk_first"].to_numpy(zero_copy_only=False).astype(np.int64)
+        n_rows += int(got.pop("n").sum())
+        for name, arr in got.items():
+            parts.setdefault(name, []).append(arr)
     if not parts:
         raise ValueError(f"{table.name}: the table is empty (0 rows); there is nothing to measure")
     joined = {name: np.concatenate(arrs) for name, arrs in parts.items()}

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.scale._cells import _check_design, _column
+from judgekit.scale._cells import _check_design, _column, batches
 from judgekit.scale._source import ScannedTable, _ibis
 
 
@@ -23,20 +23,7 @@ def _verdict_value(t: Any, mapping: dict[str, float]) -> Any:
 
 def _fetch(table: ScannedTable, expr: Any, desc: str) -> pd.DataFrame:
     """The (small) reduced table as a frame, batch by batch with a progress bar."""
-    bar = None
-    if table.progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc=f"{table.name}: {desc}", unit=" rows", unit_scale=True)
-    frames = []
-    try:
-        for batch in expr.to_pyarrow_batches(chunk_size=1 << 20):
-            frames.append(batch.to_pandas())
-            if bar is not None:
-                bar.update(batch.num_rows)
-    finally:
-        if bar is not None:
-            bar.close()
+    frames = [batch.to_pandas() for batch in batches(table, expr, desc, " rows")]
     if not frames:
         raise ValueError(f"{table.name}: the table is empty (0 rows); there is nothing to measure")
     out = pd.concat(frames, ignore_index=True)
