@@ -233,7 +233,7 @@ def _audit(args: argparse.Namespace) -> int:
     for note in judgments.attrs.get(NOTES_KEY, []):
         print(f"judgekit audit: note: {note}", file=sys.stderr, flush=True)
     try:
-        from judgekit.auditing.core import report_folder
+        from judgekit.viz.audit_report import report_folder
 
         report_folder(args.out).close()  # a linked charts/ or tables/ is refused before the work
         report = audit(judgments, pairs, judge=args.judge, baseline=args.baseline,

@@ -5,9 +5,10 @@ import functools
 
 import pandas as pd
 import pytest
+from markupsafe import escape
 
 import judgekit as jk
-from judgekit.auditing.html import _summary_html
+from judgekit.viz.audit_report import summary_html as _summary_html
 
 SIM = jk.simulate_judgments(60, repeats=2, seed=4)
 
@@ -46,7 +47,7 @@ def test_each_missing_thing_is_named_and_adding_it_measures_the_section(section,
     assert list(fix) == [section]          # the only section missing, with one thing to add
     assert fix[section].startswith(phrase)
     # the page's summary lists it (the whole page would render every chart)
-    assert "To measure it, add</b> " + phrase.replace("'", "&#x27;") in _summary_html(report)
+    assert "To measure it, add</b> " + str(escape(phrase)) in _summary_html(report)
     assert _full_audit().sections[section].ok
 
 

@@ -29,6 +29,9 @@ _WHERE: dict[str, str] = {
     "pair_card": "pairview", "JudgeExplorer": "explorer", "ESTIMATORS": "explorer",
     "arena_scatter": "winrates", "gameability_bars": "winrates", "leaderboard_slope": "winrates",
     "winrate_matrix": "winrates",
+    "plan_chart": "inference", "ppi_chart": "inference",
+    # the audit report: its charts, page and folder
+    "audit_charts": "audit_report", "audit_page": "audit_report", "save_audit": "audit_report",
 }
 
 __all__ = sorted(_WHERE)
