@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -232,13 +233,18 @@ def _audit(args: argparse.Namespace) -> int:
 
     for note in judgments.attrs.get(NOTES_KEY, []):
         print(f"judgekit audit: note: {note}", file=sys.stderr, flush=True)
+    worker = None
     try:
+        from judgekit.viz._audit_worker import ChartWorker
         from judgekit.viz.audit_report import report_folder
 
         report_folder(args.out).close()  # a linked charts/ or tables/ is refused before the work
+        worker = ChartWorker()  # draws each section's charts beside the analysis (Linux)
         report = audit(judgments, pairs, judge=args.judge, baseline=args.baseline,
                        n_boot=args.n_boot, lc_boot=args.lc_boot, progress=progress,
-                       source=f"{path} ({fmt})", margins=margins or None)
+                       source=f"{path} ({fmt})", margins=margins or None, on_section=worker.send)
+        _first_answer(report)
+        worker.collect(report)
         page = report.save(args.out, progress=progress)
     except OutputPathError as err:  # about the output folder, not the input file
         if args.traceback:
@@ -253,12 +259,31 @@ def _audit(args: argparse.Namespace) -> int:
         if args.traceback:
             raise
         return fail(f"{type(err).__name__}: {err} (run again with --traceback for details)", 1)
+    finally:
+        if worker is not None:
+            worker.close()
     print(f"{path} ({fmt}): {report.summary()}; report: {page} "
           f"({time.perf_counter() - start:.1f} s)", flush=True)
     for key, fix in report.to_measure_more().items():  # stdout keeps its one line
         print(f"judgekit audit: to measure {report.sections[key].title.lower()}, add {fix}",
               file=sys.stderr, flush=True)
     return 0
+
+
+#: How the first answer marks a finding (as the page's list markers do).
+_MARKS = {"bad": "x", "warn": "!", "open": "?"}
+
+
+def _first_answer(report: Any, shown: int = 5) -> None:
+    """The answer, on stderr, as soon as the analysis is done (the report is written after it):
+    the summary and the problems, warnings and inconclusive findings, most serious first."""
+    print(f"judgekit audit: {report.summary()}", file=sys.stderr, flush=True)
+    concerns = [f for f in report.findings if f.level in _MARKS]
+    for f in concerns[:shown]:
+        print(f"judgekit audit: {_MARKS[f.level]} {f.text}", file=sys.stderr, flush=True)
+    if len(concerns) > shown:
+        print(f"judgekit audit: ... {len(concerns) - shown} more in the report", file=sys.stderr,
+              flush=True)
 
 
 def _fetch(names: Sequence[str]) -> int:

@@ -83,3 +83,30 @@ def test_a_hostile_judge_name_shows_as_text_in_the_summary():
     summary = summary_html(report)
     assert "&lt;script&gt;alert(&#39;judge&#39;)&lt;/script&gt;" in summary
     assert "<script" not in summary
+
+
+def test_the_chart_worker_draws_the_charts_the_audit_draws_itself():
+    """`judgekit audit` draws each section's charts in a forked child while the analysis runs;
+    they are byte for byte the charts drawn in-process."""
+    import sys as _sys
+
+    import pytest
+
+    from judgekit.viz._audit_worker import ChartWorker
+
+    if not _sys.platform.startswith("linux"):
+        pytest.skip("the worker forks on Linux only (elsewhere the report is drawn in-process)")
+    pairs, judgments, _ = jk.simulate_judgments(60, seed=0)
+    worker = ChartWorker()
+    try:
+        report = jk.audit(judgments, pairs, n_boot=0, on_section=worker.send)
+        worker.collect(report)
+    finally:
+        worker.close()
+    assert worker.failed == ""
+    assert set(report._png) == {tuple(k.split("/")) for k in report.charts}
+    assert len(report._png) >= 3                          # consistency, accuracy, calibration
+    fresh = jk.audit(judgments, pairs, n_boot=0)          # drawn here, in this process
+    for (key, name), png in report._png.items():
+        assert png == fresh.png(key, name), (key, name)
+        assert report._chart_titles[(key, name)]

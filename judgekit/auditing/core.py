@@ -85,7 +85,9 @@ class Audit:
         self.judgments, self.pairs = judgments, pairs
         self.sections, self.findings = sections, findings
         self.source, self.options = source, options
+        # drawn output, kept once made (filled by judgekit.viz.audit_report)
         self._png: dict[tuple[str, str], bytes] = {}
+        self._chart_titles: dict[tuple[str, str], str] = {}
 
     # ------------------------------------------------------------------------------ access
     @property
@@ -249,6 +251,7 @@ def audit(
     source: str | None = None,
     format: str = "auto",
     margins: dict[str, float] | None = None,
+    on_section: Callable[[Section], None] | None = None,
     **read_options: Any,
 ) -> Audit:
     """Audit a judge: every analysis its judgments support, in one call.
@@ -285,6 +288,9 @@ def audit(
         :data:`judgekit.auditing.verdicts.MARGINS`): a finding says "no material ..." only when
         an equivalence test puts the effect within its margin; otherwise "evidence of ..." (the
         interval excludes 0) or "inconclusive", with the pairs that would decide.
+    on_section : callable, optional
+        Called with each :class:`Section` as soon as it is computed (``judgekit audit`` draws
+        its charts meanwhile in a second process).
     **read_options
         For a file: passed to its reader (e.g. ``single_as_pairs=True`` for MT-Bench grades,
         ``columns={...}`` for a table).
@@ -347,6 +353,8 @@ def audit(
         except (ValueError, np.linalg.LinAlgError, ZeroDivisionError) as err:
             s.status, s.reason = "failed", f"{type(err).__name__}: {err}"
             s.tables.clear()
+        if on_section is not None:
+            on_section(s)
     order = {"bad": 0, "warn": 1, "open": 2, "good": 3}
     findings.sort(key=lambda f: (order.get(f.level, 4), [k for k, _ in SECTIONS].index(f.section)))
     options = {"n_boot": n_boot, "lc_boot": lc_boot, "baseline": baseline, "seed": seed,

@@ -221,8 +221,10 @@ def _figure_view(audit: Audit, s: Section, name: str, images: str) -> dict[str, 
     width, height = _png_size(png)
     src = (chart_file(s.key, name) if images == "files"
            else "data:image/png;base64," + base64.b64encode(png).decode("ascii"))
-    return {"src": src, "width": width // 2, "height": height // 2,
-            "title": _chart_title(s.charts[name], name.replace("_", " "))}
+    titles = audit._chart_titles
+    if (s.key, name) not in titles:
+        titles[(s.key, name)] = _chart_title(s.charts[name], name.replace("_", " "))
+    return {"src": src, "width": width // 2, "height": height // 2, "title": titles[(s.key, name)]}
 
 
 def _summary_context(audit: Audit) -> dict[str, Any]:
