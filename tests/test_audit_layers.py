@@ -110,3 +110,21 @@ def test_the_chart_worker_draws_the_charts_the_audit_draws_itself():
     for (key, name), png in report._png.items():
         assert png == fresh.png(key, name), (key, name)
         assert report._chart_titles[(key, name)]
+
+
+def test_the_old_homes_of_the_moved_names_still_work_and_warn():
+    import importlib
+
+    import pytest
+
+    from judgekit.viz import audit_report
+    from judgekit.viz.inference import ppi_chart
+
+    assert jk.ppi_chart is ppi_chart and jk.viz.ppi_chart is ppi_chart     # no warning here
+    with pytest.warns(DeprecationWarning, match="judgekit.viz.ppi_chart"):
+        assert importlib.import_module("judgekit.inference.charts").ppi_chart is ppi_chart
+    html = importlib.import_module("judgekit.auditing.html")
+    with pytest.warns(DeprecationWarning, match="judgekit.viz.audit_report.audit_page"):
+        assert html.render is audit_report.audit_page
+    with pytest.warns(DeprecationWarning, match="audit_report.table_file"):
+        assert html.table_file("a b", "c") == "tables/a-b-c.csv"
