@@ -78,7 +78,8 @@ class ChartWorker:
         try:
             self._conn.send(section)
             self._sent.append(section.key)
-        except (OSError, ValueError) as err:
+        except Exception as err:  # e.g. a table that cannot be pickled: drawn in-process instead
+            self._sent.clear()
             self._stop(f"{type(err).__name__}: {err}")
 
     def collect(self, audit: Audit) -> None:
