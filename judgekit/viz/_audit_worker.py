@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 __all__: list[str] = []
 
+#: How long to wait for a section's charts before drawing them in-process instead.
+_PATIENCE_S = 120.0
+
 _WARM_UP = {"data": {"values": [{"x": 1}]}, "mark": "point",
             "encoding": {"x": {"field": "x", "type": "quantitative"}}}
 
@@ -58,6 +61,10 @@ class ChartWorker:
         self.failed = ""
         if not sys.platform.startswith("linux"):  # fork is safe there; elsewhere draw in-process
             return
+        if "vl_convert" in sys.modules:
+            # its engine may already run threads here, which a forked child would wait for
+            # forever; it is warm anyway, so drawing in-process costs no start-up
+            return
         try:
             import multiprocessing
 
@@ -90,6 +97,8 @@ class ChartWorker:
         drawn: dict[str, dict[str, tuple[bytes, str]]] = {}
         try:
             for _ in self._sent:
+                if not self._conn.poll(_PATIENCE_S):
+                    raise RuntimeError(f"no chart from the worker in {_PATIENCE_S:.0f} s")
                 key, charts = self._conn.recv()
                 if key == "error":
                     raise RuntimeError(charts)
