@@ -236,7 +236,7 @@ def _audit(args: argparse.Namespace) -> int:
     worker = None
     try:
         from judgekit.viz._audit_worker import ChartWorker
-        from judgekit.viz.audit_report import report_folder
+        from judgekit.viz.audit_report import report_folder, warm_templates
 
         report_folder(args.out).close()  # a linked charts/ or tables/ is refused before the work
         worker = ChartWorker()  # draws each section's charts beside the analysis (Linux)
@@ -244,6 +244,7 @@ def _audit(args: argparse.Namespace) -> int:
                        n_boot=args.n_boot, lc_boot=args.lc_boot, progress=progress,
                        source=f"{path} ({fmt})", margins=margins or None, on_section=worker.send)
         _first_answer(report)
+        warm_templates()  # while the worker draws the last chart
         worker.collect(report)
         page = report.save(args.out, progress=progress)
     except OutputPathError as err:  # about the output folder, not the input file

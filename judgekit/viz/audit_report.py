@@ -204,6 +204,13 @@ def _environment():
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
+def warm_templates() -> None:
+    """Import jinja2 and compile the page's templates now (``judgekit audit`` does this while
+    its chart worker draws the last chart, so that the page is written at once after)."""
+    for name in ("audit.html.j2", "audit_summary.html.j2", "audit.css"):
+        _environment().get_template(name)
+
+
 def _chart_title(chart: object, fallback: str) -> str:
     try:
         from judgekit.viz._export import chart_spec, chart_title
