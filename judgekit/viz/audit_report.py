@@ -96,8 +96,17 @@ def chart_names(s: Section) -> list[str]:
 
 
 def audit_charts(section: Section) -> dict[str, Any]:
-    """The altair charts of one section of an audit (``Audit.sections[key]``), drawn from its
-    tables; empty for a section that was not measured.
+    """The altair charts of one section of an audit, drawn from its tables.
+
+    Parameters
+    ----------
+    section : Section
+        One of ``Audit.sections`` (what ``section.charts`` returns, drawn again).
+
+    Returns
+    -------
+    dict of str to altair chart
+        By name, in the order the page shows them; empty for a section that was not measured.
 
     Examples
     --------
@@ -313,7 +322,23 @@ def report_folder(directory: str | Path):
 
 
 def save_audit(audit: Audit, directory: str | Path, *, progress: bool = False) -> Path:
-    """Write the report folder of an audit (what :meth:`judgekit.Audit.save` does): see there.
+    """Write the report folder of an audit: ``index.html``, ``charts/*.png``, ``tables/*.csv``.
+
+    What :meth:`judgekit.Audit.save` does (see there for the safety of the files written).
+
+    Parameters
+    ----------
+    audit : Audit
+        From :func:`judgekit.audit`.
+    directory : str or Path
+        Created when needed; files of an earlier report there are replaced.
+    progress : bool
+        Show a progress bar while the charts render.
+
+    Returns
+    -------
+    Path
+        The page, ``<directory>/index.html``.
 
     Examples
     --------
