@@ -170,6 +170,19 @@ def _audit(args: argparse.Namespace) -> int:
     """``judgekit audit``: a one-line summary on stdout; bad input is a short message naming the
     file on stderr and exit code 2; any other failure exit code 1; never a traceback unless
     asked."""
+    from judgekit._deferred import defer_iri_grammar
+    from judgekit.viz._audit_worker import ChartWorker
+
+    defer_iri_grammar()  # about 2 s of start-up that no chart uses (see judgekit._deferred)
+    # forked first, so that altair and vl-convert start while this process reads and computes
+    worker = ChartWorker()
+    try:
+        return _audit_run(args, worker)
+    finally:
+        worker.close()
+
+
+def _audit_run(args: argparse.Namespace, worker: Any) -> int:
     import json
     import time
     from pathlib import Path
@@ -186,9 +199,6 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"judgekit audit: {message}", file=sys.stderr, flush=True)
         return code
 
-    from judgekit._deferred import defer_iri_grammar
-
-    defer_iri_grammar()  # about 2 s of start-up that no chart uses (see judgekit._deferred)
     try:
         from judgekit.auditing import audit
         from judgekit.auditing.verdicts import margins_with
@@ -233,13 +243,10 @@ def _audit(args: argparse.Namespace) -> int:
 
     for note in judgments.attrs.get(NOTES_KEY, []):
         print(f"judgekit audit: note: {note}", file=sys.stderr, flush=True)
-    worker = None
     try:
-        from judgekit.viz._audit_worker import ChartWorker
         from judgekit.viz.audit_report import report_folder, warm_templates
 
         report_folder(args.out).close()  # a linked charts/ or tables/ is refused before the work
-        worker = ChartWorker()  # draws each section's charts beside the analysis (Linux)
         report = audit(judgments, pairs, judge=args.judge, baseline=args.baseline,
                        n_boot=args.n_boot, lc_boot=args.lc_boot, progress=progress,
                        source=f"{path} ({fmt})", margins=margins or None, on_section=worker.send)
@@ -260,9 +267,6 @@ def _audit(args: argparse.Namespace) -> int:
         if args.traceback:
             raise
         return fail(f"{type(err).__name__}: {err} (run again with --traceback for details)", 1)
-    finally:
-        if worker is not None:
-            worker.close()
     print(f"{path} ({fmt}): {report.summary()}; report: {page} "
           f"({time.perf_counter() - start:.1f} s)", flush=True)
     for key, fix in report.to_measure_more().items():  # stdout keeps its one line

@@ -30,14 +30,17 @@ _WARM_UP = {"data": {"values": [{"x": 1}]}, "mark": "point",
 def _serve(conn: Any) -> None:
     """The child: start the engines, then draw every section received until None arrives."""
     try:
-        from judgekit.viz._export import to_png
-        from judgekit.viz.audit_report import _chart_title, audit_charts
+        from judgekit.viz._export import chart_title, to_png
+        from judgekit.viz.audit_report import audit_charts
 
         to_png(_WARM_UP)  # imports altair's theme and starts vl-convert's engine
         while (section := conn.recv()) is not None:
             drawn = {}
             for name, chart in audit_charts(section).items():
-                drawn[name] = (to_png(chart), _chart_title(chart, name.replace("_", " ")))
+                # the spec unvalidated (the builders' specs are validated in the tests and in
+                # every in-process drawing); the PNG is the same bytes, tested
+                spec = chart.to_dict(validate=False)
+                drawn[name] = (to_png(spec), chart_title(spec) or name.replace("_", " "))
             conn.send((section.key, drawn))
     except EOFError:  # the parent went away
         pass
@@ -123,7 +126,7 @@ class ChartWorker:
                 self._conn.send(None)
             self._conn.close()
         if self._proc is not None:
+            # nothing is left for it to do (it may still be starting its engines: not waited for)
+            self._proc.terminate()
             self._proc.join(timeout=5)
-            if self._proc.is_alive():
-                self._proc.terminate()
         self._conn = self._proc = None
