@@ -3,7 +3,7 @@
 One flat namespace over the two tidy tables described in :mod:`judgekit.schema`::
 
     import judgekit as jk
-    pairs, judgments, truth = jk.simulate_judgments(1000, position_bias=0.5, repeats=5)
+    pairs, judgments, truth = jk.sim.simulate_judgments(1000, position_bias=0.5, repeats=5)
     jk.report_card(judgments, pairs)
 
 Importing judgekit does no I/O, reads no environment variable and loads no subpackage: each
@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from judgekit._deprecation import moved
 from judgekit._env import smoke as smoke
 from judgekit._version import __version__ as __version__
 
@@ -37,14 +38,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "validate_pairs",
     ),
     "judgekit.data": (
-        "SimJudge", "Simulation", "crowd_agreement", "data_files", "detect_format",
+        "crowd_agreement", "data_files", "detect_format",
         "fetch_dataset", "list_datasets", "load_dataset", "load_judgments", "load_pairs",
         "load_table", "read_alpacaeval", "read_any", "read_arena_battles", "read_arena_hard", "read_judging_the_judges", "read_judgments",
-        "read_llmbar_results", "read_mtbench", "sample_splits", "simulate_judgments",
-        "simulate_pairs", "split_tables",
+        "read_llmbar_results", "read_mtbench", "sample_splits", "split_tables",
     ),
     "judgekit.judging": (
-        "Cache", "DEFAULT_PRICES", "Faults", "Judge", "ParsedVerdict", "SimServer", "Template",
+        "Cache", "DEFAULT_PRICES", "Judge", "ParsedVerdict", "Template",
         "acomplete", "arun_judges", "collect_batch", "complete", "estimate_cost", "get_template",
         "list_templates", "option_probabilities", "price_table", "request_key", "run_judges",
         "run_judges_batch", "submit_batch",
@@ -57,27 +57,26 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "temperature_table",
     ),
     "judgekit.calibration": (
-        "ARRANGEMENTS", "CALIBRATION_METHODS", "Calibration", "Calibrator", "IDLapseJudge",
+        "ARRANGEMENTS", "CALIBRATION_METHODS", "Calibration", "Calibrator",
         "NOAFit", "arrangement_table", "calibrate", "content_free_pairs",
         "first_position_reliability", "first_position_summary", "icc_two_way", "load_calibrator",
-        "noa_fit", "selection_bias_metrics", "selection_bias_study", "with_arrangements",
+        "noa_fit", "selection_bias_metrics", "with_arrangements",
     ),
     "judgekit.winrate": (
-        "ArenaSimulation", "InstructionDifficulty", "LeaderboardSimulation", "arena_correlation",
+        "InstructionDifficulty", "arena_correlation",
         "arena_hard_scores", "bradley_terry", "gameability", "instruction_difficulty",
         "lc_win_rate_matrix", "lc_win_rates", "length_balanced_win_rates",
         "length_normalized_leaderboard", "length_normalized_win_rates", "load_difficulty",
-        "simulate_arena_hard", "simulate_leaderboard", "style_features", "truncation_attack",
+        "style_features", "truncation_attack",
         "verbosity_variants", "win_rates",
     ),
     "judgekit.perturb": (
-        "BIASES", "BiasSuite", "ContentSimJudge", "apply_rewrites", "bias_report", "bias_suite",
-        "bias_summary", "calm_perturbations", "detect_signals", "fake_citation", "perturb_all",
+        "BIASES", "BiasSuite", "apply_rewrites", "bias_report", "bias_suite",
+        "bias_summary", "calm_perturbations", "fake_citation", "perturb_all",
         "perturb_authority", "perturb_bandwagon", "perturb_compassion_fade", "perturb_cot",
         "perturb_distraction", "perturb_diversity", "perturb_fallacy", "perturb_position",
         "perturb_refinement_aware", "perturb_self_enhancement", "perturb_sentiment",
-        "perturb_verbosity", "refine_pairs", "rewrite_requests", "sim_rewrite_handler",
-        "simulated_rewrite", "simulation_pairs", "strip_perturbations",
+        "perturb_verbosity", "refine_pairs", "rewrite_requests",
     ),
     "judgekit.inference": (
         "LabelPlan", "check_labelling", "label_subset_study", "plan_bias", "plan_labels",
@@ -95,6 +94,14 @@ _SUBMODULES = ("scoreboard", "viz", "auditing", "calibration", "data", "exceptio
 
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
+#: Names that moved to the simulation wing (issue 24): ``jk.<name>`` warns and gives ``jk.sim.<name>``.
+_moved = moved("judgekit", dict.fromkeys((
+    "ArenaSimulation", "ContentSimJudge", "Faults", "IDLapseJudge", "LeaderboardSimulation",
+    "SimJudge", "SimServer", "Simulation", "detect_signals", "selection_bias_study",
+    "sim_rewrite_handler", "simulate_arena_hard", "simulate_judgments", "simulate_leaderboard",
+    "simulate_pairs", "simulated_rewrite", "simulation_pairs", "strip_perturbations",
+), "judgekit.sim"))
+
 __all__ = sorted(["__version__", "published", "smoke", *_SUBMODULES[:2], *_WHERE])
 
 
@@ -103,6 +110,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_WHERE[name]), name)
     elif name in _SUBMODULES:
         value = importlib.import_module(f"judgekit.{name}")
+    elif name in _moved.moved:
+        return _moved(name)  # not cached: each use warns
     else:
         raise AttributeError(f"module 'judgekit' has no attribute {name!r}")
     globals()[name] = value  # later lookups skip this function

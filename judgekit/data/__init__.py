@@ -1,5 +1,6 @@
-"""Datasets (real public data, downloaded or read from a mirror), sampling and simulation."""
+"""Datasets (real public data, downloaded or read from a mirror) and sampling; simulated data is in :mod:`judgekit.sim`."""
 
+from judgekit._deprecation import moved
 from judgekit.data._pickle import UnsafePickleError
 from judgekit.data.datasets import (
     list_datasets,
@@ -17,14 +18,11 @@ from judgekit.data.read_mtbench import read_mtbench
 from judgekit.data.read_table import read_judgments, split_tables
 from judgekit.data.readers import read_judging_the_judges, read_llmbar_results
 from judgekit.data.sampling import sample_splits
-from judgekit.data.simulate import SimJudge, Simulation, simulate_judgments, simulate_pairs
 from judgekit.exceptions import MissingDataWarning
 
 __all__ = [
     "DataFileError",
     "MissingDataWarning",
-    "SimJudge",
-    "Simulation",
     "UnsafePickleError",
     "UnverifiedDataWarning",
     "crowd_agreement",
@@ -45,7 +43,8 @@ __all__ = [
     "read_llmbar_results",
     "read_mtbench",
     "sample_splits",
-    "simulate_judgments",
-    "simulate_pairs",
     "split_tables",
 ]
+
+# Moved to the simulation wing (issue 24): the old names warn and still work.
+__getattr__ = moved(__name__, dict.fromkeys(("SimJudge", "Simulation", "simulate_judgments", "simulate_pairs"), "judgekit.sim"))

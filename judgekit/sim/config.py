@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.data.simulate import SimJudge
+from judgekit.sim.judge import SimJudge
 from judgekit.sim.server import SimServer
 
 __all__ = ["serve_forever", "server_from_config"]
