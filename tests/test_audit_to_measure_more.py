@@ -9,7 +9,7 @@ import pytest
 import judgekit as jk
 from judgekit.auditing.html import _summary_html
 
-SIM = jk.simulate_judgments(60, repeats=2, seed=4)
+SIM = jk.sim.simulate_judgments(60, repeats=2, seed=4)
 
 
 def _full():

@@ -17,8 +17,8 @@ from judgekit._stamp import VERSION_KEY, stamped
 
 @pytest.fixture(scope="module")
 def sim():
-    pairs = jk.simulate_pairs(30, seed=3)
-    return pairs, jk.simulate_judgments(pairs, seed=4)
+    pairs = jk.sim.simulate_pairs(30, seed=3)
+    return pairs, jk.sim.simulate_judgments(pairs, seed=4)
 
 
 def test_results_carry_the_version(sim, tmp_path):

@@ -389,7 +389,7 @@ def plan_bias(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(400, position_bias=0.8, flip_q=0.1,
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(400, position_bias=0.8, flip_q=0.1,
     ...                                             repeats=3, seed=0)
     >>> plan = jk.plan_bias(judgments, pairs, half_width=0.03, n_boot=200)
     >>> plan.answer[["repeats", "labels_needed"]].to_dict("records")  # doctest: +SKIP

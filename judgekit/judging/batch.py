@@ -142,9 +142,9 @@ def submit_batch(
     Examples
     --------
     >>> import judgekit as jk, tempfile, os, warnings
-    >>> pairs = jk.simulate_pairs(3, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(3, seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
-    >>> with jk.SimServer(pairs=pairs, batch_delay=0.05) as url:
+    >>> with jk.sim.SimServer(pairs=pairs, batch_delay=0.05) as url:
     ...     judge = jk.Judge("sim", "shen_hh", base_url=url)
     ...     first = jk.submit_batch(pairs, judge, cache=path)
     ...     with warnings.catch_warnings(record=True) as caught:
@@ -330,9 +330,9 @@ def collect_batch(
     Examples
     --------
     >>> import judgekit as jk, tempfile, os
-    >>> pairs = jk.simulate_pairs(2, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(2, seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
-    >>> with jk.SimServer(pairs=pairs, batch_delay=0.05) as url:
+    >>> with jk.sim.SimServer(pairs=pairs, batch_delay=0.05) as url:
     ...     batch_id = jk.submit_batch(pairs, jk.Judge("sim", "shen_hh", base_url=url), cache=path)
     ...     summary = jk.collect_batch(batch_id, cache=path, poll_interval=0.05)
     >>> summary["status"], summary["stored"]
@@ -390,9 +390,9 @@ def run_judges_batch(
     Examples
     --------
     >>> import judgekit as jk, tempfile, os
-    >>> pairs = jk.simulate_pairs(5, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(5, seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
-    >>> with jk.SimServer(pairs=pairs, batch_delay=0.05) as url:
+    >>> with jk.sim.SimServer(pairs=pairs, batch_delay=0.05) as url:
     ...     j = jk.run_judges_batch(pairs, jk.Judge("sim", "shen_hh", base_url=url), cache=path,
     ...                             poll_interval=0.05, progress=False)
     >>> j.attrs["judgekit_batch"]["stored"], j.attrs["judgekit_run"]["called"]

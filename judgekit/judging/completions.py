@@ -172,7 +172,7 @@ def complete(
     >>> import judgekit as jk
     >>> def shout(body):
     ...     return body["messages"][-1]["content"].upper()
-    >>> with jk.SimServer(handlers=[shout]) as url:
+    >>> with jk.sim.SimServer(handlers=[shout]) as url:
     ...     out = jk.complete({"x": "make this longer"}, "sim", base_url=url, cache=False,
     ...                       progress=False)
     >>> out[["id", "text"]].to_dict("records")
@@ -210,7 +210,7 @@ async def acomplete(*args: Any, **kwargs: Any) -> pd.DataFrame:
     Examples
     --------
     >>> import asyncio, judgekit as jk
-    >>> with jk.SimServer(handlers=[lambda body: "ok"]) as url:
+    >>> with jk.sim.SimServer(handlers=[lambda body: "ok"]) as url:
     ...     out = asyncio.run(jk.acomplete(["hi"], "sim", base_url=url, cache=False, progress=False))
     >>> out["text"].tolist()
     ['ok']

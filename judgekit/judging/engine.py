@@ -215,8 +215,8 @@ def run_judges(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(20, seed=1)
-    >>> with jk.SimServer(jk.SimJudge(position_bias=1.0), pairs=pairs) as url:
+    >>> pairs = jk.sim.simulate_pairs(20, seed=1)
+    >>> with jk.sim.SimServer(jk.sim.SimJudge(position_bias=1.0), pairs=pairs) as url:
     ...     judge = jk.Judge("sim", "rafailov_tldr", base_url=url, seed=0)
     ...     j = jk.run_judges(pairs, judge, repeats=2, cache=False, progress=False)
     >>> j.groupby("order").size().to_dict()
@@ -237,8 +237,8 @@ async def arun_judges(*args: Any, **kwargs: Any) -> pd.DataFrame:
     Examples
     --------
     >>> import asyncio, judgekit as jk
-    >>> pairs = jk.simulate_pairs(3, seed=1)
-    >>> with jk.SimServer(pairs=pairs) as url:
+    >>> pairs = jk.sim.simulate_pairs(3, seed=1)
+    >>> with jk.sim.SimServer(pairs=pairs) as url:
     ...     judge = jk.Judge("sim", "shen_hh", base_url=url, seed=0)
     ...     j = asyncio.run(jk.arun_judges(pairs, judge, cache=False, progress=False))
     >>> len(j)

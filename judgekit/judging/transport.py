@@ -186,7 +186,7 @@ class LeanTransport:
     ...             {"role": "user", "content": "hi"}]})
     ...     finally:
     ...         await lean.close()
-    >>> with jk.SimServer(handlers=[lambda body: "hello"]) as url:
+    >>> with jk.sim.SimServer(handlers=[lambda body: "hello"]) as url:
     ...     reply = asyncio.run(ask(url))
     >>> reply.status, json.loads(reply.text)["choices"][0]["message"]["content"]
     (200, 'hello')

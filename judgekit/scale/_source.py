@@ -149,7 +149,7 @@ def scan_table(
     Examples
     --------
     >>> import tempfile, os, judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(200, accuracy=0.8, repeats=2, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(200, accuracy=0.8, repeats=2, seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "judgments.parquet")
     >>> judgments.to_parquet(path)
     >>> card = jk.report_card(jk.scan_table(path, progress=False), pairs, n_boot=100)
