@@ -155,8 +155,33 @@ _CACHE: dict[tuple[Template, int], tuple[re.Pattern[str], re.Pattern[str]]] = {}
 
 
 def request_regexes(template: Template, n: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Regexes that recover the fields ``template`` rendered with ``n`` responses from a
-    (system, user) pair of texts; compiled once per template and ``n``."""
+    """Regexes that recover the fields ``template`` rendered with ``n`` responses.
+
+    Each placeholder of the template's text is a named group (a backreference where it occurs
+    again); a note appended to a message is the group ``system_note`` or ``user_note``. Compiled
+    once per template and ``n``.
+
+    Parameters
+    ----------
+    template : Template
+        The template.
+    n : int
+        The number of responses shown (2 to ``template.max_responses``).
+
+    Returns
+    -------
+    tuple of re.Pattern
+        The regexes of the system message and of the user message.
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> t = jk.get_template("mtbench_pair")
+    >>> system_rx, user_rx = jk.sim.request_regexes(t, 2)
+    >>> msgs = t.render("What is 2+2?", ["4", "5"])
+    >>> user_rx.match(msgs[-1]["content"])["prompt"]
+    'What is 2+2?'
+    """
     key = (template, n)
     hit = _CACHE.get(key)
     if hit is not None:
