@@ -1,7 +1,7 @@
 """A simulated pairwise judge whose true parameters are known.
 
 Every estimator in judgekit is tested by recovering the parameters given to this generative model,
-and the simulated judge server (:mod:`judgekit.sim`) answers real HTTP requests with
+and the simulated judge server (:mod:`judgekit.sim.server`) answers real HTTP requests with
 it. Both use the same functions here, so a verdict drawn in memory and one returned over HTTP for
 the same pair, arrangement, repeat and seed are identical.
 

@@ -4,7 +4,8 @@
   which position each favours (+1 the first, −1 the second); the server multiplies them by the
   simulated judge's ``sensitivities``.
 * :func:`simulated_rewrite` answers the suite's rewrite requests deterministically, marking what
-  it added so that :func:`detect_signals` can see it.
+  it added so that :func:`detect_signals` can see it; :func:`sim_rewrite_handler` is the server
+  handler that recognises those requests.
 * :func:`strip_perturbations` removes the suite's additions (citations, padding, tone, fallacy
   sentences) from a response, and :class:`ContentSimJudge` is a :class:`~judgekit.sim.SimJudge` that
   draws its latent quality from the response *with the additions removed*. A plain ``SimJudge``
