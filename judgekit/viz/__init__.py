@@ -10,7 +10,6 @@ fast for code that draws nothing.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 #: Every module's ``__all__`` is public here except ``shared`` (the builders' common parts); a
