@@ -86,10 +86,12 @@ def test_a_new_reader_is_one_module(tmp_path, monkeypatch):
         jk.read_any(f, pairs=pd.DataFrame())
 
 
-def test_two_readers_cannot_declare_one_format(monkeypatch):
+def test_two_readers_cannot_declare_one_format_or_one_rank(monkeypatch):
     monkeypatch.setattr(_common, "REGISTERED", dict(_common.REGISTERED))
     with pytest.raises(ValueError, match="two readers declare the format 'mtbench'"):
         _common.reads("mtbench", "another", rank=1)(lambda path: (None, None))
+    with pytest.raises(ValueError, match="has the rank 30 of 'mtbench'"):
+        _common.reads("another", "another", rank=30)(lambda path: (None, None))
 
 
 def test_rank_decides_between_formats_that_share_keys(tmp_path):

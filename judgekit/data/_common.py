@@ -64,8 +64,15 @@ def reads(name: str, about: str, *, rank: int, **how: Any) -> Callable[[F], F]:
     (the fields of :class:`Format`) say how the format is recognised.
     """
     def register(reader: F) -> F:
-        if name in REGISTERED and REGISTERED[name].reader.__qualname__ != reader.__qualname__:
-            raise ValueError(f"two readers declare the format {name!r}")
+        where = f"{reader.__module__}.{reader.__qualname__}"
+        known = REGISTERED.get(name)
+        if known is not None and f"{known.reader.__module__}.{known.reader.__qualname__}" != where:
+            raise ValueError(f"two readers declare the format {name!r}: "
+                             f"{known.reader.__module__}.{known.reader.__qualname__} and {where}")
+        same_rank = [f.name for f in REGISTERED.values() if f.rank == rank and f.name != name]
+        if same_rank:  # the order of detection must not depend on the order of imports
+            raise ValueError(f"the format {name!r} has the rank {rank} of {same_rank[0]!r}; "
+                             "give it a rank of its own")
         REGISTERED[name] = Format(name=name, about=about, rank=rank, reader=reader, **how)
         return reader
     return register

@@ -25,6 +25,10 @@ by the study (54 repetition runs, 8 full runs) are reproduced exactly, counts in
 This is the studies' rule for the studies' data. judgekit's own engine parser
 (:meth:`judgekit.Template.parse`) is stricter for judges judgekit runs itself: it reads only the
 judge's final answer line and calls a reply that names two verdicts invalid.
+
+:func:`read_judging_the_judges` reads the same ``record_<judge>_<n>.tsv`` layout from a folder of
+your own runs of Shi et al.'s code, with the same parsing, so a table you read equals what the
+loader returns for the same files. Files may be plain or gzip-compressed (``.gz``).
 """
 
 from __future__ import annotations
