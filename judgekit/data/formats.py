@@ -52,20 +52,6 @@ def _first_record(path: Path) -> Any:
         return None  # not decided here: the reader chosen says what is wrong with the file
 
 
-def _format_of_record(record: Any) -> tuple[str, str] | None:
-    if not isinstance(record, dict):
-        return None
-    for f in formats():
-        reason = f.by_record(record) if f.by_record else None
-        if reason:
-            return f.name, reason
-    return None
-
-
-def _fallback() -> Format:
-    return next(f for f in formats() if f.fallback)
-
-
 def _first(test: str, *args: Any) -> tuple[str, str] | None:
     """The first format whose ``test`` claims ``args``, with its reason."""
     for f in formats():
@@ -74,6 +60,14 @@ def _first(test: str, *args: Any) -> tuple[str, str] | None:
         if reason:
             return f.name, reason
     return None
+
+
+def _format_of_record(record: Any) -> tuple[str, str] | None:
+    return _first("by_record", record) if isinstance(record, dict) else None
+
+
+def _fallback() -> Format:
+    return next(f for f in formats() if f.fallback)
 
 
 def detect_format(path: str | Path) -> tuple[str, str]:
