@@ -44,10 +44,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "simulate_pairs", "split_tables",
     ),
     "judgekit.judging": (
-        "Cache", "DEFAULT_PRICES", "Faults", "Judge", "ParsedVerdict", "SimServer", "Template",
-        "acomplete", "arun_judges", "collect_batch", "complete", "estimate_cost", "get_template",
-        "list_templates", "option_probabilities", "price_table", "request_key", "run_judges",
-        "run_judges_batch", "submit_batch",
+        "Cache", "DEFAULT_PRICES", "Faults", "Judge", "ParsedVerdict", "RunConfig", "SimServer",
+        "Template", "acomplete", "arun_judges", "collect_batch", "complete", "estimate_cost",
+        "get_template", "list_templates", "option_probabilities", "price_table", "request_key",
+        "run_judges", "run_judges_batch", "submit_batch",
     ),
     "judgekit.metrics": (
         "REPORT_CARD_METRICS", "StepwiseResult", "accuracy", "disagreement", "flip_heterogeneity",

@@ -163,7 +163,8 @@ def complete(
         The endpoint (else the client's, or ``OPENAI_BASE_URL``, or OpenAI's).
     **settings
         The run settings of :func:`run_judges`, by keyword, with their defaults:
-        {run_settings}. :class:`~judgekit.RunConfig` describes each.
+        {run_settings}.
+        :class:`~judgekit.RunConfig` describes each.
 
     Returns
     -------

@@ -28,6 +28,7 @@ import difflib
 import math
 import numbers
 import os
+import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, TypedDict, TypeVar
@@ -290,9 +291,17 @@ def _default(name: str) -> str:
 
 
 def document_settings(func: F) -> F:
-    """Write the run settings with their defaults (from :class:`RunConfig`) where ``func``'s
-    docstring says ``{run_settings}``, so help() lists them without a second copy."""
-    if func.__doc__ is not None:   # python -OO strips docstrings
-        listing = ", ".join(f"``{name}{_default(name)}``" for name in SETTINGS)
-        func.__doc__ = func.__doc__.replace("{run_settings}", listing)
+    """Write the run settings with their defaults (from :class:`RunConfig`) on the line of
+    ``func``'s docstring that says ``{run_settings}``, so help() lists them without a copy."""
+    if func.__doc__ is None:   # python -OO strips docstrings
+        return func
+    listing = ", ".join(f"``{name}{_default(name)}``" for name in SETTINGS)
+    lines = func.__doc__.split("\n")
+    for i, line in enumerate(lines):
+        if "{run_settings}" in line:
+            indent = line[: len(line) - len(line.lstrip())]
+            text = line.strip().replace("{run_settings}", listing)
+            lines[i] = textwrap.fill(text, width=96, initial_indent=indent,
+                                     subsequent_indent=indent, break_on_hyphens=False)
+    func.__doc__ = "\n".join(lines)
     return func

@@ -99,11 +99,12 @@ def run_judges(
     id_swap : bool or sequence of bool
         ``(False, True)`` judges both ID arrangements: with both orders, CalibraEval's X0..X3.
     **settings
-        The run settings, by keyword, with their defaults: {run_settings}. They are the fields
-        of :class:`~judgekit.RunConfig`, which describes each (``help(jk.RunConfig)``): the
-        client and key, the cache, concurrency, the budget, timeouts and retries, prices, rate
-        limits and the transport. Every value is checked before anything is sent; a name that
-        is not a setting raises TypeError.
+        The run settings, by keyword: the client and key, the cache, concurrency, the budget,
+        timeouts and retries, prices, rate limits and the transport. With their defaults:
+        {run_settings}.
+        They are the fields of :class:`~judgekit.RunConfig`, which describes each
+        (``help(jk.RunConfig)``). Every value is checked before anything is sent; a name that
+        is not a setting raises TypeError naming the valid ones.
 
     Returns
     -------
