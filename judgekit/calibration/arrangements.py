@@ -188,9 +188,7 @@ def arrangement_table(
     if unknown:
         raise ValueError(f"complete: unknown arrangements {sorted(unknown)}; use X0..X3")
     if is_scanned(judgments):  # the engine sums P(t1) per (judge, pair, arrangement)
-        from judgekit.scale._tables import arrangement_cells
-
-        return _complete(arrangement_cells(judgments, prob), complete)
+        return _complete(judgments.arrangement_cells(prob), complete)
     return _arrangement_table(with_arrangements(judgments, prob), complete)
 
 

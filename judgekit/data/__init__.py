@@ -2,6 +2,9 @@
 
 from judgekit._deprecation import moved
 from judgekit.data._pickle import UnsafePickleError
+from judgekit.data.alpacaeval import read_alpacaeval
+from judgekit.data.arena_battles import crowd_agreement, read_arena_battles
+from judgekit.data.arena_hard import read_arena_hard
 from judgekit.data.datasets import (
     list_datasets,
     load_dataset,
@@ -10,14 +13,12 @@ from judgekit.data.datasets import (
     load_table,
 )
 from judgekit.data.fetch import DataFileError, UnverifiedDataWarning, data_files, fetch_dataset
-from judgekit.data.read_alpacaeval import read_alpacaeval
-from judgekit.data.read_arena_battles import crowd_agreement, read_arena_battles
-from judgekit.data.read_arena_hard import read_arena_hard
-from judgekit.data.read_auto import detect_format, read_any
-from judgekit.data.read_mtbench import read_mtbench
-from judgekit.data.read_table import read_judgments, split_tables
-from judgekit.data.readers import read_judging_the_judges, read_llmbar_results
+from judgekit.data.formats import detect_format, read_any
+from judgekit.data.judging_the_judges import read_judging_the_judges
+from judgekit.data.llmbar import read_llmbar_results
+from judgekit.data.mtbench import read_mtbench
 from judgekit.data.sampling import sample_splits
+from judgekit.data.table import read_judgments, split_tables
 from judgekit.exceptions import MissingDataWarning
 
 __all__ = [

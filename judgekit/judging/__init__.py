@@ -4,6 +4,7 @@ from judgekit._deprecation import moved
 from judgekit.judging.batch import collect_batch, run_judges_batch, submit_batch
 from judgekit.judging.cache import Cache, request_key
 from judgekit.judging.completions import acomplete, complete
+from judgekit.judging.config import RunConfig
 from judgekit.judging.engine import arun_judges, run_judges
 from judgekit.judging.judge import Judge
 from judgekit.judging.logprobs import option_probabilities
@@ -15,6 +16,7 @@ __all__: list[str] = [
     "Cache",
     "Judge",
     "ParsedVerdict",
+    "RunConfig",
     "Template",
     "acomplete",
     "arun_judges",
