@@ -26,8 +26,9 @@ LAYERS = ["data", "judging", "metrics", "winrate", "calibration", "inference", "
 BASE = {"exceptions", "schema", "published", "templates"}
 MAX_LINES = 650
 #: the one production module allowed to import the simulation wing: the command line's
-#: ``judgekit serve-sim`` starts the simulated server.
-SIM_USERS = {"cli"}
+#: ``judgekit serve-sim`` starts the simulated server; and the API page generator (a tool, see
+#: TOOLS), which documents ``jk.sim.*``.
+SIM_USERS = {"cli", "_apiref"}
 #: private modules that are tools over the whole package, above every layer: the API page
 #: generator (``python -m judgekit._apiref``).
 TOOLS = {"_apiref"}

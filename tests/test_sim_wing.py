@@ -57,6 +57,8 @@ def test_no_production_module_imports_the_simulation_wing():
         hits = _imports_of_the_wing(ast.parse(path.read_text(encoding="utf-8"), filename=rel))
         if rel == "cli.py":  # ``judgekit serve-sim`` imports the server inside its command only
             hits = [(line, top) for line, top in hits if top]
+        if rel == "_apiref.py":  # the API page generator documents jk.sim.* (a tool, not production)
+            hits = []
         if hits:
             offenders[rel] = [line for line, _ in hits]
     assert not offenders, f"production modules import judgekit.sim: {offenders}"
