@@ -37,7 +37,7 @@ from judgekit._deferred import defer_iri_grammar
 defer_iri_grammar()                                    # as the command line does
 import numpy, pandas; lap("import numpy, pandas")
 from judgekit.auditing import audit
-from judgekit.data.read_auto import detect_format, read_any; lap("import judgekit (audit, readers)")
+from judgekit.data.formats import detect_format, read_any; lap("import judgekit (audit, readers)")
 fmt, _ = detect_format(sys.argv[1]); pairs, judgments = read_any(sys.argv[1], fmt); lap("read the file")
 report = audit(judgments, pairs, source=sys.argv[1]); lap("analysis (7 sections: tables, findings)")
 from judgekit.viz.audit_report import chart_names

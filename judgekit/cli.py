@@ -202,7 +202,7 @@ def _audit_run(args: argparse.Namespace, worker: Any) -> int:
     try:
         from judgekit.auditing import audit
         from judgekit.auditing.verdicts import margins_with
-        from judgekit.data.read_auto import detect_format, read_any
+        from judgekit.data.formats import detect_format, read_any
 
         margins = {}
         for item in args.margin:
@@ -239,7 +239,7 @@ def _audit_run(args: argparse.Namespace, worker: Any) -> int:
             raise
         return fail(f"could not read the file ({type(err).__name__}: {err}); run again with "
                     "--traceback for details", 2)
-    from judgekit.data.read_table import NOTES_KEY
+    from judgekit.data.table import NOTES_KEY
 
     for note in judgments.attrs.get(NOTES_KEY, []):
         print(f"judgekit audit: note: {note}", file=sys.stderr, flush=True)

@@ -44,7 +44,7 @@ def test_the_minimal_csv_explains_every_unsupported_section():
 
 
 def test_numbers_equal_the_public_functions_with_their_defaults():
-    pairs, j, _ = jk.simulate_judgments(400, repeats=3, position_bias=0.8, length_bias=0.6,
+    pairs, j, _ = jk.sim.simulate_judgments(400, repeats=3, position_bias=0.8, length_bias=0.6,
                                         flip_q=0.05, seed=3)
     report = jk.audit(j, pairs, n_boot=200, seed=1)
     t = report.tables
@@ -67,9 +67,9 @@ def test_numbers_equal_the_public_functions_with_their_defaults():
 
 
 def test_the_summary_follows_the_simulated_truth():
-    biased_pairs, biased, truth = jk.simulate_judgments(1500, repeats=2, position_bias=1.0, seed=0)
+    biased_pairs, biased, truth = jk.sim.simulate_judgments(1500, repeats=2, position_bias=1.0, seed=0)
     assert truth["position_bias"] > 0.1
-    fair_pairs, fair, fair_truth = jk.simulate_judgments(1500, repeats=2, position_bias=0.0, seed=0)
+    fair_pairs, fair, fair_truth = jk.sim.simulate_judgments(1500, repeats=2, position_bias=0.0, seed=0)
     assert abs(fair_truth["position_bias"]) < 1e-9
 
     def texts(report, section):
@@ -94,7 +94,7 @@ def test_the_summary_follows_the_simulated_truth():
 
 
 def test_judgments_without_pairs_and_a_tournament_without_baseline():
-    pairs, j, _ = jk.simulate_judgments(200, repeats=2, seed=1)
+    pairs, j, _ = jk.sim.simulate_judgments(200, repeats=2, seed=1)
     alone = jk.audit(j, n_boot=0)
     assert alone.sections["accuracy"].reason.startswith("no pairs table, so no human labels")
     assert alone.sections["win_rates"].reason.startswith("no pairs table, so no models")
@@ -126,7 +126,7 @@ def test_an_alpacaeval_file_gives_the_lc_win_rates_of_jk_lc_win_rates():
 
 
 def test_a_failing_fit_is_a_note_not_an_exception(monkeypatch):
-    sim = jk.simulate_leaderboard(3, 60, seed=2)
+    sim = jk.sim.simulate_leaderboard(3, 60, seed=2)
 
     def broken(*args, **kwargs):
         raise ValueError("the GLM did not converge")
@@ -140,7 +140,7 @@ def test_a_failing_fit_is_a_note_not_an_exception(monkeypatch):
 
 
 def test_data_strings_are_escaped_in_the_report(tmp_path):
-    pairs, j, _ = jk.simulate_judgments(80, repeats=2, seed=5)
+    pairs, j, _ = jk.sim.simulate_judgments(80, repeats=2, seed=5)
     evil_judge = "<script>alert('judge')</script>"
     evil_model = '"><img src=x onerror="alert(1)">'
     pairs = pairs.assign(model_a="base", model_b=evil_model)
@@ -156,7 +156,7 @@ def test_data_strings_are_escaped_in_the_report(tmp_path):
 
 
 def test_save_writes_every_chart_and_table(tmp_path):
-    pairs, j, _ = jk.simulate_judgments(120, repeats=2, seed=6)
+    pairs, j, _ = jk.sim.simulate_judgments(120, repeats=2, seed=6)
     report = jk.audit(j, pairs, n_boot=0)
     page = report.save(tmp_path / "out")
     assert page == tmp_path / "out" / "index.html"
@@ -178,7 +178,7 @@ def test_save_writes_every_chart_and_table(tmp_path):
 
 
 def test_notebook_rendering_inlines_the_charts():
-    pairs, j, _ = jk.simulate_judgments(60, seed=7)
+    pairs, j, _ = jk.sim.simulate_judgments(60, seed=7)
     fragment = jk.audit(j, pairs, n_boot=0)._repr_html_()
     assert fragment.startswith("<style>") and "<html" not in fragment
     assert fragment.count('src="data:image/png;base64,') == 6
@@ -186,8 +186,8 @@ def test_notebook_rendering_inlines_the_charts():
 
 
 def test_several_judges_are_named_in_the_findings():
-    pairs, a, _ = jk.simulate_judgments(300, repeats=2, position_bias=1.5, judge_name="first-lover", seed=1)
-    _, b, _ = jk.simulate_judgments(pairs, repeats=2, judge_name="steady", seed=2)
+    pairs, a, _ = jk.sim.simulate_judgments(300, repeats=2, position_bias=1.5, judge_name="first-lover", seed=1)
+    _, b, _ = jk.sim.simulate_judgments(pairs, repeats=2, judge_name="steady", seed=2)
     report = jk.audit(pd.concat([a, b], ignore_index=True), pairs, n_boot=100)
     assert report.judges == ["first-lover", "steady"]
     assert any(f.text.startswith("first-lover favours the first position") for f in report.findings)
@@ -209,8 +209,8 @@ def test_a_file_with_reader_options():
 
 
 def test_many_judges_keep_the_summary_short():
-    pairs = jk.simulate_pairs(60, seed=9)
-    runs = [jk.simulate_judgments(pairs, judge_name=f"judge-{k:02d}", seed=k).judgments for k in range(12)]
+    pairs = jk.sim.simulate_pairs(60, seed=9)
+    runs = [jk.sim.simulate_judgments(pairs, judge_name=f"judge-{k:02d}", seed=k).judgments for k in range(12)]
     report = jk.audit(pd.concat(runs, ignore_index=True), pairs, n_boot=0)
     # without intervals nothing is decided: every judge's findings are inconclusive
     good = [f for f in report.findings if f.level == "open"]

@@ -131,9 +131,14 @@ def test_the_old_homes_of_the_moved_names_still_work_and_warn():
     from judgekit.viz import audit_report
     from judgekit.viz.inference import ppi_chart
 
-    assert jk.ppi_chart is ppi_chart and jk.viz.ppi_chart is ppi_chart     # no warning here
-    with pytest.warns(DeprecationWarning, match="judgekit.viz.ppi_chart"):
-        assert importlib.import_module("judgekit.inference.charts").ppi_chart is ppi_chart
+    assert jk.viz.ppi_chart is ppi_chart
+    for old_home in ("judgekit", "judgekit.inference", "judgekit.inference.charts"):
+        with pytest.warns(DeprecationWarning, match="judgekit.viz.inference.ppi_chart"):
+            assert importlib.import_module(old_home).ppi_chart is ppi_chart
+    plan = jk.plan_labels(accuracy=0.8, half_width=0.05)
+    with pytest.warns(DeprecationWarning, match="plan_chart"):
+        old = plan.chart.to_dict()
+    assert old == jk.viz.plan_chart(plan).to_dict()
     html = importlib.import_module("judgekit.auditing.html")
     with pytest.warns(DeprecationWarning, match="judgekit.viz.audit_report.audit_page"):
         assert html.render is audit_report.audit_page

@@ -10,7 +10,7 @@ from markupsafe import escape
 import judgekit as jk
 from judgekit.viz.audit_report import summary_html as _summary_html
 
-SIM = jk.simulate_judgments(60, repeats=2, seed=4)
+SIM = jk.sim.simulate_judgments(60, repeats=2, seed=4)
 
 
 def _full():

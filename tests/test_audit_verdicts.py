@@ -23,7 +23,7 @@ def _texts(report, section):
 def test_one_model_as_long_as_the_baseline_cannot_clear_a_length_biased_judge(tmp_path):
     # a strongly length-biased judge (phi = 2.5), one model whose answers are as long as the
     # baseline's on average: length control cannot move its rate, so nothing may say "not swayed"
-    pairs, judgments, truth, _ = jk.simulate_leaderboard(1, 400, phi=2.5, length_shift=[0.0],
+    pairs, judgments, truth, _ = jk.sim.simulate_leaderboard(1, 400, phi=2.5, length_shift=[0.0],
                                                          soft=True, seed=3)
     rows = judgments.merge(pairs, on="pair_id")
     rows.to_csv(tmp_path / "one_model.csv", index=False)
@@ -37,7 +37,7 @@ def test_one_model_as_long_as_the_baseline_cannot_clear_a_length_biased_judge(tm
 
 
 def test_a_model_with_a_length_gap_shows_the_same_judge_swayed():
-    pairs, judgments, _, _ = jk.simulate_leaderboard(1, 400, phi=2.5, length_shift=[-1.0],
+    pairs, judgments, _, _ = jk.sim.simulate_leaderboard(1, 400, phi=2.5, length_shift=[-1.0],
                                                      soft=True, seed=3)
     report = jk.audit(judgments, pairs, n_boot=100, lc_boot=20)
     found = _texts(report, "win_rates")
@@ -45,7 +45,7 @@ def test_a_model_with_a_length_gap_shows_the_same_judge_swayed():
 
 
 def test_argmax_verdicts_get_no_calibration_verdict_and_labels_get_one():
-    pairs, judgments, _, _ = jk.simulate_leaderboard(2, 300, soft=True, seed=1)
+    pairs, judgments, _, _ = jk.sim.simulate_leaderboard(2, 300, soft=True, seed=1)
     report = jk.audit(judgments, pairs, n_boot=100, lc_boot=20)
     calib = _texts(report, "calibration")
     assert any(level == "open" and "is a step" in t and "cannot be measured without human labels" in t
@@ -67,7 +67,7 @@ def test_argmax_verdicts_get_no_calibration_verdict_and_labels_get_one():
 
 
 def test_margins_are_settable_and_checked():
-    pairs, judgments, _ = jk.simulate_judgments(600, repeats=2, seed=4)
+    pairs, judgments, _ = jk.sim.simulate_judgments(600, repeats=2, seed=4)
     wide = jk.audit(judgments, pairs, n_boot=200, margins={"position_bias": 0.5})
     assert wide.options["margins"]["position_bias"] == 0.5
     assert any(t.startswith("No material de-noised position bias") and "±0.50" in t
@@ -83,7 +83,7 @@ def test_margins_are_settable_and_checked():
 def test_the_command_line_sets_margins_and_refuses_bad_ones(tmp_path, capsys):
     from judgekit.cli import main
 
-    pairs, judgments, _ = jk.simulate_judgments(150, seed=4)
+    pairs, judgments, _ = jk.sim.simulate_judgments(150, seed=4)
     judgments.merge(pairs, on="pair_id").to_csv(tmp_path / "j.csv", index=False)
     assert main(["audit", str(tmp_path / "j.csv"), "--margin", "bias=0.1", "--no-progress",
                  "--out", str(tmp_path / "r")]) == 2

@@ -9,13 +9,13 @@ import pytest
 from scipy.special import expit, logit
 
 import judgekit as jk
-from judgekit.calibration.study import (
+from judgekit.exceptions import ConvergenceWarning, MetricWarning
+from judgekit.sim.selection_bias import (
     IDLapseJudge,
     noisy_arrangement_judgments,
     probability_study,
     selection_bias_study,
 )
-from judgekit.exceptions import ConvergenceWarning, MetricWarning
 
 
 def _kappa(judgments, prob="p_a_calibrated", arrangements=("X0", "X1", "X2", "X3")):
@@ -28,7 +28,7 @@ def _kappa(judgments, prob="p_a_calibrated", arrangements=("X0", "X1", "X2", "X3
 
 def test_p_t1_in_each_arrangement_follows_from_the_known_biases():
     pos, tok = 0.7, -0.4
-    _, j, _ = jk.simulate_judgments(50, position_bias=pos, token_bias=tok, id_swap=(False, True), seed=3)
+    _, j, _ = jk.sim.simulate_judgments(50, position_bias=pos, token_bias=tok, id_swap=(False, True), seed=3)
     t = jk.arrangement_table(j)
     s = {c: logit(t[c].to_numpy()) for c in ("s0", "s1", "s2", "s3")}
     # s0 = σ(δ+pos+tok), s1 = σ(δ−pos+tok), s2 = σ(−δ+pos+tok), s3 = σ(−δ−pos+tok)
@@ -38,7 +38,7 @@ def test_p_t1_in_each_arrangement_follows_from_the_known_biases():
 
 
 def test_noa_removes_an_id_bias_on_held_out_pairs():
-    _, j, _ = jk.simulate_judgments(600, token_bias=1.0, id_swap=(False, True), seed=1)
+    _, j, _ = jk.sim.simulate_judgments(600, token_bias=1.0, id_swap=(False, True), seed=1)
     cal, out = jk.calibrate(j, "noa", estimation_size=300, seed=2)
     split = out.groupby("pair_id")["calibration_split"].first().value_counts()
     assert split.to_dict() == {"estimation": 300, "evaluation": 300}
@@ -51,7 +51,7 @@ def test_noa_removes_an_id_bias_on_held_out_pairs():
 
 def test_noa_beats_pride_where_the_id_bias_is_not_an_odds_ratio():
     judge = IDLapseJudge(id_lapse=0.3, seed=1)
-    _, j, _ = jk.simulate_judgments(600, judge=judge, id_swap=(False, True), seed=1)
+    _, j, _ = jk.sim.simulate_judgments(600, judge=judge, id_swap=(False, True), seed=1)
     noa = _kappa(jk.calibrate(j, "noa").judgments)
     pride = _kappa(jk.calibrate(j, "pride").judgments)
     raw = _kappa(j, prob="p_a")
@@ -59,10 +59,10 @@ def test_noa_beats_pride_where_the_id_bias_is_not_an_odds_ratio():
 
 
 def test_pride_is_exact_for_a_logit_shift_and_reads_position_as_id():
-    _, tok, _ = jk.simulate_judgments(400, token_bias=1.0, id_swap=(False, True), seed=2)
+    _, tok, _ = jk.sim.simulate_judgments(400, token_bias=1.0, id_swap=(False, True), seed=2)
     cal, out = jk.calibrate(tok, "pride")
     assert cal.maps["sim"]["priors"]["shared"] == pytest.approx(expit(1.0), abs=1e-9)
-    _, pos, _ = jk.simulate_judgments(400, position_bias=1.0, id_swap=(False, True), seed=2)
+    _, pos, _ = jk.sim.simulate_judgments(400, position_bias=1.0, id_swap=(False, True), seed=2)
     assert _kappa(jk.calibrate(pos, "pride").judgments) < _kappa(pos, prob="p_a") - 0.05
     cal, out = jk.calibrate(pos, "pride", by_position=True)
     assert cal.maps["sim"]["priors"]["t1_second"] == pytest.approx(expit(-1.0), abs=1e-9)
@@ -71,7 +71,7 @@ def test_pride_is_exact_for_a_logit_shift_and_reads_position_as_id():
 
 @pytest.mark.parametrize("bias", [{"position_bias": 1.0}, {"position_bias": 1.0, "token_bias": 1.0}])
 def test_four_arrangement_variant_fixes_position_bias_where_noa_cannot(bias):
-    _, j, _ = jk.simulate_judgments(600, id_swap=(False, True), seed=3, **bias)
+    _, j, _ = jk.sim.simulate_judgments(600, id_swap=(False, True), seed=3, **bias)
     raw = _kappa(j, prob="p_a")
     noa4 = _kappa(jk.calibrate(j, "noa4").judgments)
     assert noa4 > 0.95 and noa4 > raw + 0.2
@@ -88,10 +88,10 @@ def test_four_arrangement_variant_fixes_position_bias_where_noa_cannot(bias):
 
 def test_contextual_calibration_recovers_the_prior_of_a_content_blind_judge():
     # quality_scale=0: an unlabelled pair has no content difference, so P(t1 | N/A) = σ(bias)
-    judge = jk.SimJudge(token_bias=0.8, position_bias=0.3, quality_scale=0.0, seed=0)
-    pairs, j, _ = jk.simulate_judgments(60, judge=judge, id_swap=(False, True), seed=0)
+    judge = jk.sim.SimJudge(token_bias=0.8, position_bias=0.3, quality_scale=0.0, seed=0)
+    pairs, j, _ = jk.sim.simulate_judgments(60, judge=judge, id_swap=(False, True), seed=0)
     cf = jk.content_free_pairs(pairs, "na", n=10)
-    cfj = jk.simulate_judgments(cf, judge=judge, id_swap=(False, True)).judgments
+    cfj = jk.sim.simulate_judgments(cf, judge=judge, id_swap=(False, True)).judgments
     cal, out = jk.calibrate(j, "contextual", content_free=cfj, by_position=True)
     priors = cal.maps["sim"]["priors"]
     assert priors["t1_first"] == pytest.approx(expit(0.8 + 0.3), abs=1e-9)
@@ -99,7 +99,7 @@ def test_contextual_calibration_recovers_the_prior_of_a_content_blind_judge():
     assert set(out["calibration_split"]) == {"evaluation"}
     dc = jk.content_free_pairs(pairs, "domain", n=10, n_words=8, seed=1)
     assert (dc["response_a"] != dc["response_b"]).all()
-    dcj = jk.simulate_judgments(dc, judge=judge, id_swap=(False, True)).judgments
+    dcj = jk.sim.simulate_judgments(dc, judge=judge, id_swap=(False, True)).judgments
     cal = jk.calibrate(j, "domain_context", content_free=dcj).calibrator
     assert cal.maps["sim"]["priors"]["shared"] == pytest.approx(expit(1.1), abs=1e-9)
     with pytest.raises(ValueError, match="content_free"):
@@ -107,7 +107,7 @@ def test_contextual_calibration_recovers_the_prior_of_a_content_blind_judge():
 
 
 def test_calibrator_saves_to_small_json_and_applies_identically(tmp_path):
-    _, j, _ = jk.simulate_judgments(300, token_bias=1.0, position_bias=0.5, id_swap=(False, True),
+    _, j, _ = jk.sim.simulate_judgments(300, token_bias=1.0, position_bias=0.5, id_swap=(False, True),
                                     seed=4, judge_name="judge-1")
     cal, out = jk.calibrate(j, "noa4", max_iter=20)
     path = cal.save(tmp_path / "cal.json")
@@ -115,7 +115,7 @@ def test_calibrator_saves_to_small_json_and_applies_identically(tmp_path):
     data = json.loads(path.read_text())
     assert data["method"] == "noa4" and set(data["maps"]["judge-1"]["knots"]) == {"t1_first", "t1_second"}
     again = jk.load_calibrator(path)
-    _, new, _ = jk.simulate_judgments(50, token_bias=1.0, position_bias=0.5, id_swap=(False, True),
+    _, new, _ = jk.sim.simulate_judgments(50, token_bias=1.0, position_bias=0.5, id_swap=(False, True),
                                       seed=9, judge_name="judge-1")
     np.testing.assert_array_equal(again.apply(new)["p_a_calibrated"], cal.apply(new)["p_a_calibrated"])
     np.testing.assert_array_equal(again.apply(j)["p_a_calibrated"], out["p_a_calibrated"])
@@ -127,7 +127,7 @@ def test_calibrator_saves_to_small_json_and_applies_identically(tmp_path):
 
 
 def test_fit_on_all_uses_every_pair_and_single_arrangement_rows_are_calibrated_too():
-    _, j, _ = jk.simulate_judgments(100, token_bias=1.0, id_swap=(False, True), seed=5)
+    _, j, _ = jk.sim.simulate_judgments(100, token_bias=1.0, id_swap=(False, True), seed=5)
     _, out = jk.calibrate(j, "pride", fit_on="all")
     assert set(out["calibration_split"]) == {"estimation"}
     single = j[(j["order"] == "ab") & ~j["id_swap"]].head(10)
@@ -137,7 +137,7 @@ def test_fit_on_all_uses_every_pair_and_single_arrangement_rows_are_calibrated_t
 
 
 def test_clear_errors_for_missing_arrangements_and_bad_sizes():
-    _, j, _ = jk.simulate_judgments(30, seed=0)  # X0, X2 only: no ID swaps
+    _, j, _ = jk.sim.simulate_judgments(30, seed=0)  # X0, X2 only: no ID swaps
     with pytest.raises(ValueError, match=r"needs pairs judged in X0, X1, X2.*present: X0, X2"):
         jk.calibrate(j, "noa")
     jk.calibrate(j, "noa", objective="l1", max_iter=5)  # the ID-swap ablation only needs X0, X2
@@ -160,11 +160,11 @@ def test_study_table_has_every_scenario_and_method():
 
 
 def test_server_path_gives_the_same_probabilities_and_calibration_as_memory():
-    # through jk.SimServer + jk.run_judges: p_a comes from logprobs in real HTTP responses
-    from judgekit.calibration.study import _memory_runner, server_runner
+    # through jk.sim.SimServer + jk.run_judges: p_a comes from logprobs in real HTTP responses
+    from judgekit.sim.selection_bias import _memory_runner, server_runner
 
-    pairs = jk.simulate_pairs(40, seed=6)
-    judge = jk.SimJudge(token_bias=1.0, position_bias=0.5, seed=6)
+    pairs = jk.sim.simulate_pairs(40, seed=6)
+    judge = jk.sim.SimJudge(token_bias=1.0, position_bias=0.5, seed=6)
     served = server_runner()(pairs, judge, "sim")
     memory = _memory_runner(pairs, judge, "sim")
     key = ["pair_id", "order", "id_swap", "repeat"]
@@ -241,7 +241,7 @@ def _reference_calibrate(j, method, *, seed=0, size=0.5, **options):
     ("noa4", {"objective": "four", "maps": "position"}), ("pride", {}),
 ])
 def test_vectorised_tables_give_the_same_output_as_the_straightforward_version(method, options):
-    _, j, _ = jk.simulate_judgments(120, token_bias=0.8, position_bias=0.4, id_swap=(False, True),
+    _, j, _ = jk.sim.simulate_judgments(120, token_bias=0.8, position_bias=0.4, id_swap=(False, True),
                                     repeats=2, seed=7)
     j = pd.concat([j.assign(judge="zeta"), j.assign(judge="alpha", p_a=j["p_a"] ** 1.1)])
     j = j.sample(frac=1.0, random_state=3).reset_index(drop=True)
@@ -260,7 +260,7 @@ def test_vectorised_tables_give_the_same_output_as_the_straightforward_version(m
 
 
 def test_arrangement_table_matches_a_pandas_groupby():
-    _, j, _ = jk.simulate_judgments(50, token_bias=0.5, id_swap=(False, True), repeats=3, seed=2)
+    _, j, _ = jk.sim.simulate_judgments(50, token_bias=0.5, id_swap=(False, True), repeats=3, seed=2)
     j = pd.concat([j.assign(judge="b"), j.assign(judge="a")]).reset_index(drop=True)
     j.loc[[3, 17, 40], "p_a"] = np.nan
     df = jk.with_arrangements(j)
@@ -275,7 +275,7 @@ def test_arrangement_table_matches_a_pandas_groupby():
 # ---- nothing silent ----------------------------------------------------------------------------
 
 def test_a_judge_without_probabilities_is_nan_with_a_warning_naming_it():
-    _, j, _ = jk.simulate_judgments(100, token_bias=1.0, id_swap=(False, True), seed=1)
+    _, j, _ = jk.sim.simulate_judgments(100, token_bias=1.0, id_swap=(False, True), seed=1)
     broken = j.assign(judge="broken", p_a=np.nan, verdict=None)  # e.g. every call got 401
     with pytest.warns(MetricWarning, match=r"judge 'broken'.*none of its judgments has a probability"):
         cal, out = jk.calibrate(pd.concat([j, broken]), "noa")
@@ -290,8 +290,8 @@ def test_a_judge_without_probabilities_is_nan_with_a_warning_naming_it():
 
 
 def test_missing_arrangements_warn_for_one_judge_and_empty_tables_are_errors():
-    _, full, _ = jk.simulate_judgments(60, token_bias=1.0, id_swap=(False, True), seed=1)
-    _, plain, _ = jk.simulate_judgments(60, token_bias=1.0, seed=1, judge_name="plain")  # X0, X2
+    _, full, _ = jk.sim.simulate_judgments(60, token_bias=1.0, id_swap=(False, True), seed=1)
+    _, plain, _ = jk.sim.simulate_judgments(60, token_bias=1.0, seed=1, judge_name="plain")  # X0, X2
     with pytest.warns(MetricWarning, match=r"judge 'plain'.*arrangements present: X0, X2"):
         _, out = jk.calibrate(pd.concat([full, plain]), "noa")
     assert out.loc[out["judge"] == "plain", "p_a_calibrated"].isna().all()
@@ -318,7 +318,7 @@ def test_noisy_arrangement_judgments_follow_the_stated_model():
 
 
 def test_content_free_pairs_ids_and_word_pool_without_row_loops():
-    pairs = jk.simulate_pairs(30, seed=2)
+    pairs = jk.sim.simulate_pairs(30, seed=2)
     pairs.loc[4, "response_b"] = ""
     na = jk.content_free_pairs(pairs, "na")
     assert na["pair_id"].tolist() == [f"cf-na-{p}" for p in pairs["pair_id"]]

@@ -67,7 +67,7 @@ def test_fleiss_kappa_reproduces_the_textbook_example():
 
 
 def test_metrics_read_p_o1_across_arrangements_as_the_paper_does():
-    pairs, j, _ = jk.simulate_judgments(150, token_bias=0.8, position_bias=-0.5,
+    pairs, j, _ = jk.sim.simulate_judgments(150, token_bias=0.8, position_bias=-0.5,
                                         id_swap=(False, True), seed=4)
     m = jk.selection_bias_metrics(j, pairs, n_boot=0).set_index("metric")
     # independent construction: P(o1) = P(response a) per arrangement, straight from the table
@@ -90,8 +90,8 @@ def test_metrics_read_p_o1_across_arrangements_as_the_paper_does():
 
 
 def test_unbiased_judge_is_consistent_and_bias_lowers_kappa_with_intervals_around_it():
-    _, fair, _ = jk.simulate_judgments(400, id_swap=(False, True), seed=5)
-    _, biased, _ = jk.simulate_judgments(400, token_bias=1.5, id_swap=(False, True), seed=5)
+    _, fair, _ = jk.sim.simulate_judgments(400, id_swap=(False, True), seed=5)
+    _, biased, _ = jk.sim.simulate_judgments(400, token_bias=1.5, id_swap=(False, True), seed=5)
     f = jk.selection_bias_metrics(fair, n_boot=200).set_index("metric")
     b = jk.selection_bias_metrics(biased, n_boot=200).set_index("metric")
     assert f.loc["fleiss_kappa", "estimate"] == 1.0 and f.loc["icc2k", "estimate"] == 1.0
@@ -101,7 +101,7 @@ def test_unbiased_judge_is_consistent_and_bias_lowers_kappa_with_intervals_aroun
 
 
 def test_missing_arrangements_are_named():
-    _, j, _ = jk.simulate_judgments(20, seed=0)  # X0 and X2 only
+    _, j, _ = jk.sim.simulate_judgments(20, seed=0)  # X0 and X2 only
     with pytest.raises(ValueError, match="present: X0, X2"):
         jk.selection_bias_metrics(j)
     m = jk.selection_bias_metrics(j, arrangements=("X0", "X2"), n_boot=0)
@@ -110,7 +110,7 @@ def test_missing_arrangements_are_named():
 
 def test_rstd_ddof_0_is_the_reference_codes_population_value():
     # CalibraEval's code: np.std of the per-class recalls (ddof 0); the appendix: the sample std
-    pairs, j, _ = jk.simulate_judgments(300, token_bias=1.0, id_swap=(False, True), seed=2)
+    pairs, j, _ = jk.sim.simulate_judgments(300, token_bias=1.0, id_swap=(False, True), seed=2)
     sample = jk.selection_bias_metrics(j, pairs, n_boot=50).set_index("metric").loc["rstd"]
     population = jk.selection_bias_metrics(j, pairs, n_boot=50, rstd_ddof=0).set_index("metric").loc["rstd"]
     wide = j.pivot_table(index="pair_id", columns=["order", "id_swap"], values="p_a")
@@ -125,7 +125,7 @@ def test_rstd_ddof_0_is_the_reference_codes_population_value():
 
 
 def test_nothing_silent_in_the_selection_bias_metrics():
-    pairs, j, _ = jk.simulate_judgments(40, token_bias=1.0, id_swap=(False, True), seed=3)
+    pairs, j, _ = jk.sim.simulate_judgments(40, token_bias=1.0, id_swap=(False, True), seed=3)
     broken = j.assign(judge="broken", p_a=np.nan)  # every call failed
     with pytest.warns(jk.MetricWarning, match=r"judge 'broken'.*has a probability"):
         m = jk.selection_bias_metrics(pd.concat([j, broken]), n_boot=0)

@@ -8,7 +8,7 @@ import judgekit as jk
 
 def test_summary_recovers_the_simulated_position_shift_and_sampled_verdicts_are_calibrated():
     # one random order per pair, as in AlpacaEval; verdicts are draws from the judge's P(first)
-    pairs, j, _ = jk.simulate_judgments(3000, position_bias=0.8, quality_scale=1.5, seed=11)
+    pairs, j, _ = jk.sim.simulate_judgments(3000, position_bias=0.8, quality_scale=1.5, seed=11)
     rng = np.random.default_rng(0)
     keep = np.where(rng.random(len(pairs)) < 0.5, "ab", "ba")
     one = j[j["order"].to_numpy() == np.tile(keep, 2)]
@@ -23,7 +23,7 @@ def test_summary_recovers_the_simulated_position_shift_and_sampled_verdicts_are_
 
 
 def test_an_overconfident_judge_shows_up_in_the_reliability_table():
-    _, j, _ = jk.simulate_judgments(3000, seed=12)
+    _, j, _ = jk.sim.simulate_judgments(3000, seed=12)
     sharp = j.assign(p_a=np.clip((j["p_a"] - 0.5) * 3 + 0.5, 0, 1))  # claims more than it does
     r = jk.first_position_reliability(sharp, n_bins=10)
     top = r[r["bin"] == 9].iloc[0]
@@ -36,7 +36,7 @@ def test_an_overconfident_judge_shows_up_in_the_reliability_table():
 def test_nothing_silent_in_the_single_arrangement_diagnostics():
     import pandas as pd
 
-    _, j, _ = jk.simulate_judgments(60, position_bias=0.5, seed=1)
+    _, j, _ = jk.sim.simulate_judgments(60, position_bias=0.5, seed=1)
     broken = j.assign(judge="broken", p_a=np.nan)
     with pytest.warns(jk.MetricWarning, match=r"\['broken'\].*probability"):
         s = jk.first_position_summary(pd.concat([j, broken]), n_boot=20)

@@ -150,12 +150,12 @@ def test_a_json_list_where_one_value_belongs_is_named(tmp_path):
 
 
 def test_the_simulated_batch_endpoint_reads_one_request_per_line(tmp_path):
-    """jk.SimServer's Batch API took a batch input file apart with str.splitlines() too."""
+    """jk.sim.SimServer's Batch API took a batch input file apart with str.splitlines() too."""
     import time
 
     from openai import OpenAI
 
-    with jk.SimServer(pairs=jk.simulate_pairs(4, seed=3), batch_delay=0.05) as url:
+    with jk.sim.SimServer(pairs=jk.sim.simulate_pairs(4, seed=3), batch_delay=0.05) as url:
         client = OpenAI(base_url=url, api_key="sk-test")
         body = {"model": "sim", "messages": [{"role": "user", "content": "one\u2028two\u2029three"}]}
         lines = [json.dumps({"custom_id": f"r{i}", "method": "POST", "url": "/v1/chat/completions",

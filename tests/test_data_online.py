@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _mirror import MirrorServer
 
 import judgekit as jk
 from judgekit.cli import main
 from judgekit.data import _download, datasets, fetch
-from judgekit.data._mirror_server import MirrorServer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 MIRROR = Path(os.environ["JUDGEKIT_DATA_MIRROR"]) if os.environ.get("JUDGEKIT_DATA_MIRROR") else None

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _mirror import MirrorServer
 
 from judgekit.data import fetch
-from judgekit.data._mirror_server import MirrorServer
 
 MIRROR = Path(os.environ["JUDGEKIT_DATA_MIRROR"]) if os.environ.get("JUDGEKIT_DATA_MIRROR") else None
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"

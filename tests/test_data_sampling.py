@@ -10,7 +10,7 @@ import judgekit as jk
 def pool():
     # Simulated pairs whose true share of "human prefers the longer response" is 0.575
     # (Wei et al.'s TL;DR ratio 115:85), plus ties, missing labels and repeated prompts to drop.
-    pairs = jk.simulate_pairs(3000, human_prefers_longer=0.575, seed=3)
+    pairs = jk.sim.simulate_pairs(3000, human_prefers_longer=0.575, seed=3)
     extra = pairs.head(300).copy()
     extra["pair_id"] = extra["pair_id"] + "-dup"  # same prompts again: must be deduplicated
     ties = pairs.tail(200).copy()

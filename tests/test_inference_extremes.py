@@ -12,7 +12,7 @@ from scipy import stats
 import judgekit as jk
 from judgekit.exceptions import MetricWarning
 from judgekit.inference._fit import quick_intervals
-from judgekit.inference._simulate import simulate
+from judgekit.sim.labels import simulate
 
 REPS = 300
 # coverage over REPS seeded replications has binomial SE sqrt(0.95 * 0.05 / 300) = 0.0126 at the

@@ -8,7 +8,7 @@ import pytest
 
 import judgekit as jk
 from judgekit.inference import _fit, _prepare
-from judgekit.inference._simulate import simulate
+from judgekit.sim.labels import simulate
 
 
 def _simulated_half_width(n, P, *, a_dec, q, repeats, win_rate, reps, rng):
@@ -45,8 +45,8 @@ def test_assumed_judge_half_width_matches_simulation(a_dec, q):
 
 @pytest.mark.slow
 def test_pilot_half_width_matches_simulated_studies():
-    judge = jk.SimJudge(accuracy=0.8, position_bias=0.5, flip_q=0.1, seed=3)
-    pilot_pairs, pilot, _ = jk.simulate_judgments(600, judge=judge, repeats=2, seed=3)
+    judge = jk.sim.SimJudge(accuracy=0.8, position_bias=0.5, flip_q=0.1, seed=3)
+    pilot_pairs, pilot, _ = jk.sim.simulate_judgments(600, judge=judge, repeats=2, seed=3)
     pilot_pairs = pilot_pairs.assign(label=pilot_pairs["label"].where(pilot_pairs.index % 2 == 0))
     plan = jk.plan_labels(pilot, pilot_pairs, half_width=0.05, n_labels=[100, 400],
                           n_pairs=[3000], prediction="verdict")
@@ -54,8 +54,8 @@ def test_pilot_half_width_matches_simulated_studies():
     rng = np.random.default_rng(0)
     sims = {100: [], 400: []}
     for rep in range(25):
-        pairs, judgments, _ = jk.simulate_judgments(
-            3000, judge=jk.SimJudge(accuracy=0.8, position_bias=0.5, flip_q=0.1, seed=100 + rep),
+        pairs, judgments, _ = jk.sim.simulate_judgments(
+            3000, judge=jk.sim.SimJudge(accuracy=0.8, position_bias=0.5, flip_q=0.1, seed=100 + rep),
             repeats=2, seed=100 + rep)
         j, p = _prepare.load_tables(judgments, pairs)
         (u,) = _prepare.build_units(j, p, target="win", models=None, prediction="verdict",
@@ -98,7 +98,7 @@ def test_difference_needs_about_four_times_the_labels():
 
 
 def test_cost_from_estimate_cost_and_chart_spec():
-    pairs, judgments, _ = jk.simulate_judgments(200, accuracy=0.8, flip_q=0.1, repeats=2, seed=1)
+    pairs, judgments, _ = jk.sim.simulate_judgments(200, accuracy=0.8, flip_q=0.1, repeats=2, seed=1)
     judge = jk.Judge("gpt-4o-mini", "rafailov_tldr")
     plan = jk.plan_labels(judgments, pairs, half_width=0.05, judge=judge, n_pairs=[1000])
     per_call = plan.moments["cost_per_call_usd"]
@@ -106,13 +106,13 @@ def test_cost_from_estimate_cost_and_chart_spec():
     assert per_call == pytest.approx(est["cost_usd_typical"].iloc[0] / 200)
     row = plan.answer.set_index("method").loc["ppi++"]
     assert row.judge_cost_usd == pytest.approx(per_call * 1000 * 2 * 2)
-    spec = plan.chart.to_dict()
+    spec = jk.viz.plan_chart(plan).to_dict()
     assert spec["layer"][0]["encoding"]["x"]["field"] == "n_labels"
     assert spec["layer"][1]["mark"]["type"] == "rule"
 
 
 def test_bias_planner_scales_the_pilot_se():
-    pairs, judgments, _ = jk.simulate_judgments(500, position_bias=0.8, flip_q=0.1, repeats=3, seed=2)
+    pairs, judgments, _ = jk.sim.simulate_judgments(500, position_bias=0.8, flip_q=0.1, repeats=3, seed=2)
     plan = jk.plan_bias(judgments, pairs, half_width=0.05, n_boot=200, n_pairs=[500, 2000])
     se3 = plan.moments["se_repeats_3"]
     need = plan.answer.set_index("repeats").loc[3, "labels_needed"]
@@ -127,7 +127,7 @@ def test_planner_rejects_bad_input():
         jk.plan_labels()
     with pytest.raises(ValueError, match="impossible"):
         jk.plan_labels(accuracy=0.95, flip_q=0.4)
-    pairs, judgments, _ = jk.simulate_judgments(100, seed=0)
+    pairs, judgments, _ = jk.sim.simulate_judgments(100, seed=0)
     with pytest.raises(ValueError, match="cannot say what more repeats would buy"):
         jk.plan_labels(judgments, pairs, repeats=[3])
     few = pairs.assign(label=pairs["label"].where(pairs.index < 5))

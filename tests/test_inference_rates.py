@@ -11,7 +11,7 @@ import pytest
 
 import judgekit as jk
 from judgekit.exceptions import MetricWarning, NonRandomLabelsError
-from judgekit.inference._simulate import coverage_study
+from judgekit.sim.labels import coverage_study
 
 
 def _tables():
@@ -75,7 +75,7 @@ def test_bad_input_is_named():
 
 def _leaderboard(n=3000, seed=3, models=("m0", "m1", "m2", "m3")):
     """Labelled pairs of several models against a baseline, three models per instruction."""
-    pairs, judgments, _ = jk.simulate_judgments(n, accuracy=0.75, position_bias=0.2, seed=seed)
+    pairs, judgments, _ = jk.sim.simulate_judgments(n, accuracy=0.75, position_bias=0.2, seed=seed)
     rng = np.random.default_rng(seed)
     model = rng.choice(list(models), n)
     side = rng.random(n) < 0.5
@@ -87,7 +87,7 @@ def _leaderboard(n=3000, seed=3, models=("m0", "m1", "m2", "m3")):
 # ------------------------------------------------------------------ labels missing not at random
 @pytest.fixture(scope="module")
 def sim():
-    pairs, judgments, _ = jk.simulate_judgments(3000, accuracy=0.75, position_bias=0.3, seed=11)
+    pairs, judgments, _ = jk.sim.simulate_judgments(3000, accuracy=0.75, position_bias=0.3, seed=11)
     return pairs, judgments
 
 
@@ -132,7 +132,7 @@ def test_one_model_labelled_is_refused_and_strata_fix_it():
 def test_inverse_probability_weights_remove_the_bias_of_hard_case_labelling():
     """Pairs the judge gave to a labelled 3x as often: the unweighted estimate is biased;
     weighting by the known probabilities recovers the truth (coverage over replications)."""
-    from judgekit.inference._simulate import simulate
+    from judgekit.sim.labels import simulate
 
     rng = np.random.default_rng(2)
     hits_w, hits_u, truth = [], [], 0.6

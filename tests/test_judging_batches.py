@@ -7,12 +7,12 @@ import pytest
 
 import judgekit as jk
 
-PAIRS = jk.simulate_pairs(20, seed=3)   # 40 requests (two orders)
+PAIRS = jk.sim.simulate_pairs(20, seed=3)   # 40 requests (two orders)
 
 
 def test_pending_batches_are_not_submitted_again_nor_sent_live(tmp_path):
     cache = tmp_path / "c.sqlite"
-    server = jk.SimServer(jk.SimJudge(seed=1), pairs=PAIRS, batch_delay=0.5)
+    server = jk.sim.SimServer(jk.sim.SimJudge(seed=1), pairs=PAIRS, batch_delay=0.5)
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
         first = jk.submit_batch(PAIRS, judge, cache=cache)
@@ -33,7 +33,7 @@ def test_pending_batches_are_not_submitted_again_nor_sent_live(tmp_path):
 
 def test_run_judges_batch_collects_an_earlier_pending_batch_instead_of_paying_again(tmp_path):
     cache = tmp_path / "c.sqlite"
-    server = jk.SimServer(jk.SimJudge(seed=1), pairs=PAIRS, batch_delay=0.3)
+    server = jk.sim.SimServer(jk.sim.SimJudge(seed=1), pairs=PAIRS, batch_delay=0.3)
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
         earlier = jk.submit_batch(PAIRS.head(10), judge, cache=cache)   # then the kernel died
@@ -48,7 +48,7 @@ def test_run_judges_batch_collects_an_earlier_pending_batch_instead_of_paying_ag
 
 def test_sending_pending_requests_again_is_explicit(tmp_path):
     cache = tmp_path / "c.sqlite"
-    server = jk.SimServer(pairs=PAIRS, batch_delay=5.0)
+    server = jk.sim.SimServer(pairs=PAIRS, batch_delay=5.0)
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
         jk.submit_batch(PAIRS.head(5), judge, cache=cache)
@@ -65,7 +65,7 @@ def test_a_batch_leaves_out_requests_a_live_run_is_sending(tmp_path):
     from judgekit.judging.requests import build_tasks
 
     cache = tmp_path / "c.sqlite"
-    with jk.SimServer(pairs=PAIRS, batch_delay=0.05) as url:
+    with jk.sim.SimServer(pairs=PAIRS, batch_delay=0.05) as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
         keys = [t.key for t in build_tasks(PAIRS, [judge], ("ab", "ba"), 1, (False,), None)]
         with jk.Cache(cache) as c:    # a live run elsewhere holds 6 of them right now

@@ -13,7 +13,7 @@ import pytest
 import judgekit as jk
 from judgekit.exceptions import CacheError, CacheWarning
 
-PAIRS = jk.simulate_pairs(12, seed=2)
+PAIRS = jk.sim.simulate_pairs(12, seed=2)
 
 
 def _filled_cache(path, url):
@@ -38,7 +38,7 @@ def _damaged(tmp_path, url):
 
 
 def test_unusable_cache_files_are_refused_before_any_call_naming_the_file_and_the_fix(tmp_path):
-    server = jk.SimServer(pairs=PAIRS)
+    server = jk.sim.SimServer(pairs=PAIRS)
     with server as url:
         cases = _damaged(tmp_path, url)
         server.reset_stats()
@@ -56,7 +56,7 @@ def test_unusable_cache_files_are_refused_before_any_call_naming_the_file_and_th
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file modes; the RLIMIT test below "
                                               "covers an unwritable cache for root too")
 def test_a_read_only_cache_file_is_refused_before_any_call(tmp_path):
-    server = jk.SimServer(pairs=PAIRS)
+    server = jk.sim.SimServer(pairs=PAIRS)
     path = tmp_path / "c.sqlite"
     with server as url:
         _filled_cache(path, url)
@@ -74,7 +74,7 @@ CHILD = textwrap.dedent("""
     import json, os, resource, signal, sys, warnings
     import judgekit as jk
     url, cache, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    pairs = jk.simulate_pairs(12, seed=2)
+    pairs = jk.sim.simulate_pairs(12, seed=2)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
     judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
@@ -99,7 +99,7 @@ def _child(url, path, limit):
 
 
 def test_a_cache_that_cannot_grow_fails_before_any_call(tmp_path):
-    server = jk.SimServer(pairs=PAIRS)
+    server = jk.sim.SimServer(pairs=PAIRS)
     path = tmp_path / "c.sqlite"
     with server as url:
         _filled_cache(path, url)
@@ -111,7 +111,7 @@ def test_a_cache_that_cannot_grow_fails_before_any_call(tmp_path):
 
 
 def test_a_write_failing_mid_run_returns_every_paid_answer_and_stops_sending(tmp_path):
-    server = jk.SimServer(pairs=PAIRS, latency=0.02)
+    server = jk.sim.SimServer(pairs=PAIRS, latency=0.02)
     path = tmp_path / "c.sqlite"
     with server as url:
         _filled_cache(path, url)             # 8 of the 24 calls stored
@@ -130,7 +130,7 @@ def test_a_write_failing_mid_run_returns_every_paid_answer_and_stops_sending(tmp
 
 
 def test_a_read_only_cache_on_purpose_answers_what_it_holds_and_stores_nothing(tmp_path):
-    server = jk.SimServer(pairs=PAIRS)
+    server = jk.sim.SimServer(pairs=PAIRS)
     path = tmp_path / "c.sqlite"
     with server as url:
         _filled_cache(path, url)

@@ -19,8 +19,8 @@ from _hostile import HostileServer
 import judgekit as jk
 
 TRANSPORTS = ("aiohttp", "openai")
-ONE = jk.simulate_pairs(1, seed=1)
-FOUR = jk.simulate_pairs(4, seed=2)
+ONE = jk.sim.simulate_pairs(1, seed=1)
+FOUR = jk.sim.simulate_pairs(4, seed=2)
 
 
 @pytest.fixture(scope="module")

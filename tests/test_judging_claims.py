@@ -16,13 +16,13 @@ from judgekit.judging.cache import Cache
 
 # A judge sampled at T=1 with no seed: the simulated server answers the k-th identical request
 # with its k-th draw, so a call paid twice would (often) come back with another verdict.
-SIM = jk.SimJudge(flip_q=0.4, seed=9)
+SIM = jk.sim.SimJudge(flip_q=0.4, seed=9)
 CHILD = textwrap.dedent("""
     import sys, warnings
     import judgekit as jk
     url, cache, out = sys.argv[1:4]
     warnings.simplefilter("ignore")
-    pairs = jk.simulate_pairs(60, seed=5)
+    pairs = jk.sim.simulate_pairs(60, seed=5)
     judge = jk.Judge("sim", "mtbench_pair", base_url=url, temperature=1.0)
     print("ready", flush=True)
     sys.stdin.readline()                       # start together
@@ -34,9 +34,9 @@ COLUMNS = ["request_key", "verdict", "p_a", "raw"]
 
 
 def test_three_processes_on_one_cache_pay_each_call_once_and_return_what_it_holds(tmp_path):
-    pairs = jk.simulate_pairs(60, seed=5)
+    pairs = jk.sim.simulate_pairs(60, seed=5)
     cache = tmp_path / "shared.sqlite"
-    server = jk.SimServer(SIM, pairs=pairs, latency=0.03)
+    server = jk.sim.SimServer(SIM, pairs=pairs, latency=0.03)
     with server as url:
         procs = [subprocess.Popen([sys.executable, "-c", CHILD, url, str(cache),
                                    str(tmp_path / f"p{i}.parquet")],
@@ -79,9 +79,9 @@ def _claim(cache_path, keys, owner, expires):
 
 
 def test_a_claim_held_elsewhere_is_waited_for_and_a_dead_claim_is_taken_over(tmp_path):
-    pairs = jk.simulate_pairs(3, seed=6)
+    pairs = jk.sim.simulate_pairs(3, seed=6)
     cache = tmp_path / "c.sqlite"
-    server = jk.SimServer(SIM, pairs=pairs)
+    server = jk.sim.SimServer(SIM, pairs=pairs)
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
         tasks_keys = _keys(pairs, judge)

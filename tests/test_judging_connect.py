@@ -10,7 +10,7 @@ import pytest
 import judgekit as jk
 from judgekit.exceptions import JudgeConnectionError
 
-PAIRS = jk.simulate_pairs(10, seed=1)
+PAIRS = jk.sim.simulate_pairs(10, seed=1)
 
 
 def _closed_port():
@@ -39,8 +39,8 @@ def test_an_unreachable_endpoint_raises_with_the_cause_in_seconds(where, cause, 
 
 
 def test_an_endpoint_that_dies_mid_run_stops_the_run_and_keeps_what_it_answered(tmp_path):
-    pairs = jk.simulate_pairs(60, seed=2)
-    server = jk.SimServer(pairs=pairs, latency=0.02)
+    pairs = jk.sim.simulate_pairs(60, seed=2)
+    server = jk.sim.SimServer(pairs=pairs, latency=0.02)
     cache = tmp_path / "c.sqlite"
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)

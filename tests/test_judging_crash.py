@@ -15,7 +15,7 @@ CHILD = textwrap.dedent("""
     import sys
     import judgekit as jk
     url, cache = sys.argv[1], sys.argv[2]
-    pairs = jk.simulate_pairs(60, seed=21)
+    pairs = jk.sim.simulate_pairs(60, seed=21)
     judge = jk.Judge("sim", "rafailov_tldr", base_url=url, seed=0)
     print("start", flush=True)
     jk.run_judges(pairs, judge, concurrency=4, cache=cache, progress=False)
@@ -32,9 +32,9 @@ def _rows(path):
 
 
 def test_sigkill_mid_run_then_resume_pays_only_in_flight_calls_twice(tmp_path):
-    pairs = jk.simulate_pairs(60, seed=21)
+    pairs = jk.sim.simulate_pairs(60, seed=21)
     cache = tmp_path / "cache.sqlite"
-    server = jk.SimServer(pairs=pairs, latency=0.04)
+    server = jk.sim.SimServer(pairs=pairs, latency=0.04)
     with server as url:
         child = subprocess.Popen([sys.executable, "-c", CHILD, url, str(cache)],
                                  stdout=subprocess.PIPE, text=True)

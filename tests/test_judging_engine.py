@@ -22,11 +22,11 @@ def _first_logit(j):
 
 
 def test_http_judgments_equal_the_in_memory_simulation_and_recover_the_biases(tmp_path):
-    pairs = jk.simulate_pairs(40, median_length=400, seed=3)
-    sim = jk.SimJudge(accuracy=0.7, quality_scale=0.3, position_bias=0.8, token_bias=-0.5,
+    pairs = jk.sim.simulate_pairs(40, median_length=400, seed=3)
+    sim = jk.sim.SimJudge(accuracy=0.7, quality_scale=0.3, position_bias=0.8, token_bias=-0.5,
                       length_bias=1.0, length_scale=300, flip_q=0.15, seed=11)
-    expected = jk.simulate_judgments(pairs, judge=sim, repeats=2, id_swap=(False, True)).judgments
-    server = jk.SimServer(sim, pairs=pairs)
+    expected = jk.sim.simulate_judgments(pairs, judge=sim, repeats=2, id_swap=(False, True)).judgments
+    server = jk.sim.SimServer(sim, pairs=pairs)
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair[noties]", base_url=url, seed=0)
         j = jk.run_judges(pairs, judge, repeats=2, id_swap=(False, True), concurrency=32,
@@ -60,11 +60,11 @@ def test_http_judgments_equal_the_in_memory_simulation_and_recover_the_biases(tm
 
 
 def test_every_bundled_template_round_trips_over_http():
-    pairs = jk.simulate_pairs(3, median_length=200, seed=5).assign(reference="Four.")
-    sim = jk.SimJudge(position_bias=0.3, seed=2)
-    expected = jk.simulate_judgments(pairs, judge=sim, id_swap=(False, True)).judgments
+    pairs = jk.sim.simulate_pairs(3, median_length=200, seed=5).assign(reference="Four.")
+    sim = jk.sim.SimJudge(position_bias=0.3, seed=2)
+    expected = jk.sim.simulate_judgments(pairs, judge=sim, id_swap=(False, True)).judgments
     names = list(jk.list_templates()["name"])
-    with jk.SimServer(sim, pairs=pairs) as url:
+    with jk.sim.SimServer(sim, pairs=pairs) as url:
         judges = [jk.Judge("sim", name, base_url=url, seed=0) for name in names]
         j = jk.run_judges(pairs, judges, id_swap=(False, True), cache=False, progress=False)
     assert len(j) == len(names) * 12
@@ -77,9 +77,9 @@ def test_every_bundled_template_round_trips_over_http():
 
 
 def test_ties_and_temperature_driven_flips():
-    pairs = jk.simulate_pairs(25, seed=6)
-    sim = jk.SimJudge(tie_rate=0.3, flip_q=0.0, flip_q_per_temperature=0.4, seed=1)
-    with jk.SimServer(sim, pairs=pairs) as url:
+    pairs = jk.sim.simulate_pairs(25, seed=6)
+    sim = jk.sim.SimJudge(tie_rate=0.3, flip_q=0.0, flip_q_per_temperature=0.4, seed=1)
+    with jk.sim.SimServer(sim, pairs=pairs) as url:
         cold = jk.Judge("sim", "mtbench_pair", base_url=url, temperature=0.0, seed=0)
         hot = jk.Judge("sim", "mtbench_pair", base_url=url, temperature=1.0, seed=0)
         j = jk.run_judges(pairs, [cold, hot], repeats=3, cache=False, progress=False)
@@ -89,11 +89,11 @@ def test_ties_and_temperature_driven_flips():
 
 
 def test_nway_orders_notes_and_signal_detection():
-    pairs = jk.simulate_pairs(20, seed=7)
+    pairs = jk.sim.simulate_pairs(20, seed=7)
     pairs["response_c"] = pairs["response_a"].str[:50] + " (third answer)"
-    sim = jk.SimJudge(position_bias=1.5, quality_scale=0.5, seed=3,
+    sim = jk.sim.SimJudge(position_bias=1.5, quality_scale=0.5, seed=3,
                       sensitivities={"bandwagon": 3.0})
-    with jk.SimServer(sim, pairs=pairs) as url:
+    with jk.sim.SimServer(sim, pairs=pairs) as url:
         judge = jk.Judge("sim", "nway", base_url=url, seed=0)
         j = jk.run_judges(pairs, judge, orders=("abc", "bca", "cab"), cache=False, progress=False)
         assert set(j["verdict"]) <= {"a", "b", "c"} and len(j) == 60
@@ -110,7 +110,7 @@ def test_nway_orders_notes_and_signal_detection():
         return {"bandwagon": 1.0 if named.group(1) == first_id else -1.0}
 
     noted = pairs.assign(system_note="90% of people believe Assistant {id_b} is better.")
-    with jk.SimServer(sim, pairs=pairs, signal_detector=detect) as url:
+    with jk.sim.SimServer(sim, pairs=pairs, signal_detector=detect) as url:
         judge = jk.Judge("sim", "shen_hh", base_url=url, seed=0)
         plain = jk.run_judges(pairs, judge, id_swap=(False, True), cache=False, progress=False)
         pushed = jk.run_judges(noted, judge, id_swap=(False, True), cache=False, progress=False)
@@ -125,7 +125,7 @@ def test_generic_completions_are_cached_and_handlers_answer_them(tmp_path):
         text = body["messages"][-1]["content"]
         return None if not text.startswith("Rewrite:") else text.upper()
 
-    server = jk.SimServer(handlers=[rewrite])
+    server = jk.sim.SimServer(handlers=[rewrite])
     with server as url:
         prompts = pd.DataFrame({"id": ["p1", "p2"], "prompt": ["Rewrite: one", "Rewrite: two"]})
         out = jk.complete(prompts, "sim-writer", base_url=url, cache=tmp_path / "c.sqlite",
@@ -148,8 +148,8 @@ FAULTS = dict(rate_429=0.08, rate_500=0.05, rate_503=0.05, rate_drop=0.05, rate_
 
 
 def test_faults_end_as_results_or_recorded_errors_and_nothing_is_paid_twice(tmp_path):
-    pairs = jk.simulate_pairs(50, seed=8)
-    server = jk.SimServer(jk.SimJudge(seed=5), pairs=pairs, faults=FAULTS)
+    pairs = jk.sim.simulate_pairs(50, seed=8)
+    server = jk.sim.SimServer(jk.sim.SimJudge(seed=5), pairs=pairs, faults=FAULTS)
     cache = tmp_path / "c.sqlite"
     with server as url:
         judge = jk.Judge("sim", "rafailov_hh", base_url=url, seed=0)
@@ -189,9 +189,9 @@ def test_faults_end_as_results_or_recorded_errors_and_nothing_is_paid_twice(tmp_
 def test_budget_is_never_exceeded_with_many_calls_in_flight(tmp_path):
     # Many short calls finishing at once: a call's cost must be charged before any other call
     # can be sent against the money it freed (each answer is written to the cache in between).
-    pairs = jk.simulate_pairs(60, median_length=200, seed=22)
+    pairs = jk.sim.simulate_pairs(60, median_length=200, seed=22)
     prices = {"sim-paid": (1000.0, 1000.0)}
-    with jk.SimServer(pairs=pairs, latency=0.002) as url:
+    with jk.sim.SimServer(pairs=pairs, latency=0.002) as url:
         judge = jk.Judge("sim-paid", "calibraeval_default", base_url=url)
         for budget in (1.0, 2.5, 4.0):
             with pytest.warns(RuntimeWarning, match="budget reached"):
@@ -202,8 +202,8 @@ def test_budget_is_never_exceeded_with_many_calls_in_flight(tmp_path):
 
 
 def test_budget_stops_cleanly_and_resuming_pays_nothing_twice(tmp_path):
-    pairs = jk.simulate_pairs(30, median_length=400, seed=9)
-    server = jk.SimServer(pairs=pairs, latency=0.01)
+    pairs = jk.sim.simulate_pairs(30, median_length=400, seed=9)
+    server = jk.sim.SimServer(pairs=pairs, latency=0.01)
     prices = {"sim-paid": (1000.0, 1000.0)}  # about $0.1-0.3 a call
     cache = tmp_path / "c.sqlite"
     with server as url:
@@ -233,9 +233,9 @@ def test_budget_stops_cleanly_and_resuming_pays_nothing_twice(tmp_path):
 
 
 def test_replay_backend_answers_from_stored_judgments():
-    pairs = jk.simulate_pairs(20, seed=10)
-    stored = jk.simulate_judgments(pairs, position_bias=1.0, repeats=2, seed=3).judgments
-    with jk.SimServer(pairs=pairs, replay=stored) as url:
+    pairs = jk.sim.simulate_pairs(20, seed=10)
+    stored = jk.sim.simulate_judgments(pairs, position_bias=1.0, repeats=2, seed=3).judgments
+    with jk.sim.SimServer(pairs=pairs, replay=stored) as url:
         judge = jk.Judge("sim", "rafailov_tldr", base_url=url, seed=0)
         j = jk.run_judges(pairs, judge, repeats=2, cache=False, progress=False)
     m = j.merge(stored, on=KEY, suffixes=("", "_stored"))
@@ -244,8 +244,8 @@ def test_replay_backend_answers_from_stored_judgments():
 
 
 def test_batch_api_folds_into_the_cache_and_the_run_then_sends_nothing(tmp_path):
-    pairs = jk.simulate_pairs(15, seed=11)
-    server = jk.SimServer(jk.SimJudge(seed=2), pairs=pairs, batch_delay=0.05)
+    pairs = jk.sim.simulate_pairs(15, seed=11)
+    server = jk.sim.SimServer(jk.sim.SimJudge(seed=2), pairs=pairs, batch_delay=0.05)
     cache = tmp_path / "c.sqlite"
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
@@ -263,14 +263,14 @@ def test_batch_api_folds_into_the_cache_and_the_run_then_sends_nothing(tmp_path)
         with jk.Cache(cache) as c:
             assert set(c.batches()["status"]) == {"completed"}
             assert (c.to_frame()["source"] == "batch").all()
-    direct = jk.simulate_judgments(pairs, judge=jk.SimJudge(seed=2)).judgments
+    direct = jk.sim.simulate_judgments(pairs, judge=jk.sim.SimJudge(seed=2)).judgments
     m = j.merge(direct, on=KEY, suffixes=("", "_mem"))
     assert (m["verdict"] == m["verdict_mem"]).all()
 
 
 def test_works_inside_a_running_event_loop_like_jupyter():
-    pairs = jk.simulate_pairs(5, seed=12)
-    with jk.SimServer(pairs=pairs) as url:
+    pairs = jk.sim.simulate_pairs(5, seed=12)
+    with jk.sim.SimServer(pairs=pairs) as url:
         judge = jk.Judge("sim", "wang_tldr", base_url=url, seed=0)
 
         async def notebook_cell():
@@ -283,8 +283,8 @@ def test_works_inside_a_running_event_loop_like_jupyter():
 
 
 def test_concurrent_writers_share_one_cache(tmp_path):
-    pairs = jk.simulate_pairs(40, seed=13)
-    server = jk.SimServer(pairs=pairs, latency=0.005)
+    pairs = jk.sim.simulate_pairs(40, seed=13)
+    server = jk.sim.SimServer(pairs=pairs, latency=0.005)
     path = tmp_path / "shared.sqlite"
     with server as url:
         judge = jk.Judge("sim", "shen_hh", base_url=url, seed=0)
@@ -318,7 +318,7 @@ def test_the_api_key_never_reaches_cache_logs_or_judgments(tmp_path):
     import hashlib
 
     secret = "sk-" + "judgekit-test-9f8e7d6c5b4a"  # a made-up key, split so secret scanners stay quiet
-    pairs = jk.simulate_pairs(12, seed=14)
+    pairs = jk.sim.simulate_pairs(12, seed=14)
     log_file = tmp_path / "debug.log"
     handler = logging.FileHandler(log_file)
     root = logging.getLogger()
@@ -329,7 +329,7 @@ def test_the_api_key_never_reaches_cache_logs_or_judgments(tmp_path):
     path = tmp_path / "c.sqlite"
     blobs = {}
     try:
-        server = jk.SimServer(pairs=pairs, faults=faults)
+        server = jk.sim.SimServer(pairs=pairs, faults=faults)
         with server as url, jk.Cache(path) as cache:   # held open: the WAL file stays on disk
             judge = jk.Judge("sim", "mtbench_pair", base_url=url)
             j = jk.run_judges(pairs, judge, repeats=2, api_key=secret, cache=cache,
@@ -363,7 +363,7 @@ def test_the_api_key_never_reaches_cache_logs_or_judgments(tmp_path):
 
 
 def test_bad_input_is_refused_with_clear_errors():
-    pairs = jk.simulate_pairs(3, seed=15)
+    pairs = jk.sim.simulate_pairs(3, seed=15)
     judge = jk.Judge("sim", "nway", base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ValueError, match="response_c"):
         jk.run_judges(pairs, judge, orders=("abc",), cache=False)
@@ -388,7 +388,7 @@ def test_bad_input_is_refused_with_clear_errors():
 def test_serve_sim_config_builds_the_server(tmp_path):
     from judgekit.sim import server_from_config
 
-    pairs = jk.simulate_pairs(4, seed=16)
+    pairs = jk.sim.simulate_pairs(4, seed=16)
     pairs.to_parquet(tmp_path / "pairs.parquet")
     config = tmp_path / "sim.toml"
     config.write_text(
@@ -412,8 +412,8 @@ def test_serve_sim_config_builds_the_server(tmp_path):
 def test_clients_passed_in_are_used_with_their_base_url_and_key():
     import openai
 
-    pairs = jk.simulate_pairs(4, seed=17)
-    server = jk.SimServer(pairs=pairs)
+    pairs = jk.sim.simulate_pairs(4, seed=17)
+    server = jk.sim.SimServer(pairs=pairs)
     with server as url:
         judge = jk.Judge("sim", "calibraeval_v1", seed=0)       # no base_url: the client's
         a = jk.run_judges(pairs, judge, client=openai.AsyncOpenAI(base_url=url, api_key="k1"),
@@ -431,8 +431,8 @@ def test_key_like_strings_are_scrubbed_from_error_messages_and_empty_runs_are_ta
     msg = "Incorrect API key provided: sk-proj-abcdef****wxyz. You can find your API key at ..."
     assert "abcdef" not in _scrub(msg) and "sk-***" in _scrub(msg)
     assert _scrub("token my-secret-value failed", ["my-secret-value"]) == "token *** failed"
-    pairs = jk.simulate_pairs(3, seed=18)
-    with jk.SimServer(pairs=pairs) as url:
+    pairs = jk.sim.simulate_pairs(3, seed=18)
+    with jk.sim.SimServer(pairs=pairs) as url:
         judge = jk.Judge("priced", "shen_hh", base_url=url)
         with pytest.warns(RuntimeWarning, match="budget reached"):
             j = jk.run_judges(pairs, judge, budget_usd=0.0, prices={"priced": (1, 1)},
@@ -457,8 +457,8 @@ def test_retry_after_is_honoured_instead_of_the_backoff(caplog):
 
     # eight requests, so that (with 429 at 70 % of attempts) some are refused whatever the seed:
     # the chance that none is refused is 0.3 ** 8 < 1e-4
-    pairs = jk.simulate_pairs(8, seed=19)
-    server = jk.SimServer(pairs=pairs, faults={"rate_429": 0.7, "retry_after": 0.2, "seed": 4})
+    pairs = jk.sim.simulate_pairs(8, seed=19)
+    server = jk.sim.SimServer(pairs=pairs, faults={"rate_429": 0.7, "retry_after": 0.2, "seed": 4})
     with server as url, caplog.at_level(logging.DEBUG, logger="judgekit.engine"):
         j = jk.run_judges(pairs, jk.Judge("sim", "shen_hh", base_url=url), orders=("ab",),
                           cache=False, progress=False, backoff_base=3.0)
@@ -476,8 +476,8 @@ def test_retry_after_is_honoured_instead_of_the_backoff(caplog):
 
 
 def test_failed_batch_requests_are_reported_and_not_cached(tmp_path):
-    pairs = jk.simulate_pairs(2, seed=20)
-    server = jk.SimServer({"known": jk.SimJudge()}, pairs=pairs, batch_delay=0.01)
+    pairs = jk.sim.simulate_pairs(2, seed=20)
+    server = jk.sim.SimServer({"known": jk.sim.SimJudge()}, pairs=pairs, batch_delay=0.01)
     with server as url:
         judge = jk.Judge("unknown", "shen_hh", base_url=url)
         with pytest.warns(RuntimeWarning) as record:
@@ -494,9 +494,9 @@ def test_failed_batch_requests_are_reported_and_not_cached(tmp_path):
 def test_a_stored_answer_of_odd_shape_is_a_recorded_error_not_a_crash(tmp_path):
     import sqlite3
 
-    pairs = jk.simulate_pairs(3, seed=23)
+    pairs = jk.sim.simulate_pairs(3, seed=23)
     path = tmp_path / "c.sqlite"
-    with jk.SimServer(pairs=pairs) as url:
+    with jk.sim.SimServer(pairs=pairs) as url:
         judge = jk.Judge("sim", "shen_hh", base_url=url, seed=0)
         first = jk.run_judges(pairs, judge, cache=path, progress=False)
         keys = first["request_key"].tolist()

@@ -70,7 +70,7 @@ def test_usage_that_cannot_be_read_or_stored_costs_nothing_but_its_count(usage, 
     def answer(body, attempt):
         return ok(chat_answer("[[A]]", usage if _odd(body) else None))
 
-    pairs = jk.simulate_pairs(6, seed=5)
+    pairs = jk.sim.simulate_pairs(6, seed=5)
     server = RawServer(answer)
     with server as url:
         first, again = _run_twice(server, url, pairs, tmp_path / "c.sqlite", transport=transport)
@@ -104,7 +104,7 @@ def test_an_answer_json_cannot_read_is_a_stored_error_row(body, reason, transpor
     def answer(request, attempt):
         return ok(body if _odd(request) else chat_answer("[[B]]"))
 
-    pairs = jk.simulate_pairs(6, seed=5)
+    pairs = jk.sim.simulate_pairs(6, seed=5)
     server = RawServer(answer)
     with server as url:
         first, again = _run_twice(server, url, pairs, tmp_path / "c.sqlite", transport=transport)
@@ -140,7 +140,7 @@ def test_an_answer_larger_than_max_answer_bytes_is_stored_cut_with_the_reason(tm
     def answer(request, attempt):
         return ok(big if _odd(request) else chat_answer("[[A]]"))
 
-    pairs = jk.simulate_pairs(6, seed=5)
+    pairs = jk.sim.simulate_pairs(6, seed=5)
     server = RawServer(answer)
     cache = tmp_path / "c.sqlite"
     with server as url:
@@ -175,7 +175,7 @@ def _tamper(path, keys):
 
 
 def test_a_damaged_cache_row_is_an_error_row_on_every_rerun_and_nothing_is_paid(tmp_path):
-    pairs = jk.simulate_pairs(4, seed=6)
+    pairs = jk.sim.simulate_pairs(4, seed=6)
     server = RawServer()
     path = tmp_path / "c.sqlite"
     with server as url:
@@ -241,7 +241,7 @@ def _batch_lines(lines):
 
 
 def test_a_batch_output_is_stored_whole_whatever_its_lines_hold(tmp_path):
-    pairs = jk.simulate_pairs(3, seed=7)
+    pairs = jk.sim.simulate_pairs(3, seed=7)
     server = RawServer(batch_output=_batch_lines)
     cache = tmp_path / "c.sqlite"
     with server as url:

@@ -113,7 +113,7 @@ def _runs(server, plan, transport, folder):
         return status, list(headers.items()), data
 
     server.reset(answer)
-    pairs = jk.simulate_pairs(3, seed=0)
+    pairs = jk.sim.simulate_pairs(3, seed=0)
     judge = jk.Judge("gpt-4o-mini", "mtbench_pair", base_url=server.url, seed=0)
     cache = Path(folder) / "c.sqlite"
     tables = []

@@ -159,7 +159,7 @@ def test_the_judge_flips_through_the_engine_no_more(tmp_path):
         stored = pd.DataFrame({"pair_id": ["p1", "p2"], "judge": "sim", "order": "ab",
                                "repeat": 0, "id_swap": False, "verdict": "a", "p_a": np.nan,
                                "raw": raw})
-        with jk.SimServer(pairs=pairs, replay=stored) as url:
+        with jk.sim.SimServer(pairs=pairs, replay=stored) as url:
             out = jk.run_judges(pairs, jk.Judge("sim", name, base_url=url), orders=("ab",),
                                 cache=False, progress=False)
         assert list(out["verdict"]) == ["a", "a"], (name, out["error"].tolist())

@@ -15,7 +15,7 @@ from judgekit.sim.chat import completion_budget, prompt_tokens
 
 WINDOW = 2.0
 RPM, TPM = 30, 7000
-PAIRS = jk.simulate_pairs(60, median_length=300, seed=0)    # 120 calls of about 260 tokens
+PAIRS = jk.sim.simulate_pairs(60, median_length=300, seed=0)    # 120 calls of about 260 tokens
 
 
 def _implied(judge):
@@ -27,7 +27,7 @@ def _implied(judge):
 
 @pytest.mark.parametrize("variant", ["given", "adaptive", "adaptive-no-headers"])
 def test_a_run_proceeds_at_the_limit_with_few_429s(variant):
-    server = jk.SimServer(pairs=PAIRS, rpm=RPM, tpm=TPM, rate_window=WINDOW, latency=0.02,
+    server = jk.sim.SimServer(pairs=PAIRS, rpm=RPM, tpm=TPM, rate_window=WINDOW, latency=0.02,
                           rate_headers=variant != "adaptive-no-headers")
     with server as url:
         judge = jk.Judge("sim", "calibraeval_default", base_url=url, seed=0)

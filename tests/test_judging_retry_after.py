@@ -30,9 +30,9 @@ def _run_in_thread(fn, limit):
 
 @pytest.mark.parametrize("value", ["86400", "inf", "Wed, 21 Oct 2099 07:28:00 GMT"])
 def test_a_retry_after_beyond_backoff_max_is_an_error_and_the_rest_is_returned(value, caplog):
-    pairs = jk.simulate_pairs(8, seed=3)
+    pairs = jk.sim.simulate_pairs(8, seed=3)
     # about half the requests get a 429 on their first attempt (a function of the body)
-    server = jk.SimServer(pairs=pairs, faults=jk.Faults(rate_429=0.5, retry_after=value, seed=1))
+    server = jk.sim.SimServer(pairs=pairs, faults=jk.sim.Faults(rate_429=0.5, retry_after=value, seed=1))
     with server as url, caplog.at_level(logging.WARNING, logger="judgekit.engine"):
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
 
@@ -59,8 +59,8 @@ def test_a_retry_after_beyond_backoff_max_is_an_error_and_the_rest_is_returned(v
 
 @pytest.mark.parametrize("value", ["-5", "nan", "soon"])
 def test_unreadable_or_negative_retry_after_falls_back_and_finishes(value):
-    pairs = jk.simulate_pairs(4, seed=3)
-    server = jk.SimServer(pairs=pairs, faults=jk.Faults(rate_429=0.5, retry_after=value, seed=1))
+    pairs = jk.sim.simulate_pairs(4, seed=3)
+    server = jk.sim.SimServer(pairs=pairs, faults=jk.sim.Faults(rate_429=0.5, retry_after=value, seed=1))
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
         finished, j, seconds = _run_in_thread(

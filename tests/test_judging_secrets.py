@@ -8,7 +8,7 @@ import pandas as pd
 import judgekit as jk
 from judgekit.judging.secrets import public_endpoint, scrub_known, url_secrets
 
-PAIRS = jk.simulate_pairs(4, seed=9)
+PAIRS = jk.sim.simulate_pairs(4, seed=9)
 
 
 def _blobs(tmp_path, cache_path, frames):
@@ -24,7 +24,7 @@ def _blobs(tmp_path, cache_path, frames):
 
 
 def test_credentials_in_the_base_url_are_used_but_never_stored(tmp_path, caplog):
-    server = jk.SimServer(pairs=PAIRS)
+    server = jk.sim.SimServer(pairs=PAIRS)
     cache = tmp_path / "c.sqlite"
     with server as url, caplog.at_level(logging.DEBUG):
         port = url.split(":")[2].split("/")[0]
@@ -46,7 +46,7 @@ def test_credentials_in_the_base_url_are_used_but_never_stored(tmp_path, caplog)
 
 def test_a_key_reflected_in_an_answer_is_scrubbed_before_it_is_stored(tmp_path):
     secret = "sk-" + "judgekit-reflect-7c6d5e4f3a2b1c0d"   # made up, split for secret scanners
-    server = jk.SimServer(pairs=PAIRS, faults={"rate_reflect_key": 1.0},
+    server = jk.sim.SimServer(pairs=PAIRS, faults={"rate_reflect_key": 1.0},
                           handlers=[lambda body: "rewritten"])
     cache = tmp_path / "c.sqlite"
     with server as url, jk.Cache(cache) as held:

@@ -37,7 +37,7 @@ def test_every_template_renders_and_decodes(name, notes):
         ids = ["B", "A"] if n == 2 else list(t.options[:n])
         kw = {"system_note": "Note about {id_a}.", "user_note": "Another\n\nnote."} if notes else {}
         msgs = t.render("A prompt\n\nwith lines", responses, ids=ids, fields=FIELDS, **kw)
-        d = t.decode(*_texts(msgs))
+        d = jk.sim.decode_request(t, *_texts(msgs))
         assert d is not None
         assert d["prompt"] == "A prompt\n\nwith lines"
         assert d["responses"] == responses
@@ -48,7 +48,7 @@ def test_every_template_renders_and_decodes(name, notes):
             assert d["user_note"] == kw["user_note"]
         # a different template does not claim the request
         other = jk.get_template("rafailov_hh" if name != "rafailov_hh" else "rafailov_tldr")
-        assert other.decode(*_texts(msgs)) is None
+        assert jk.sim.decode_request(other, *_texts(msgs)) is None
 
 
 @pytest.mark.parametrize("name", NAMES)

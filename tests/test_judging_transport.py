@@ -40,8 +40,8 @@ def _run_on_fresh_server(port, faults, transport, tmp_path, judges_for):
     """One run against a new server on ``port`` (the same URL, so the same request keys); the
     server's answers are a function of (body, attempt, seed), so two fresh servers answer the
     same calls the same way."""
-    pairs = jk.simulate_pairs(30, seed=4)
-    server = jk.SimServer({"sim": jk.SimJudge(seed=3, tie_rate=0.1)}, pairs=pairs, faults=faults,
+    pairs = jk.sim.simulate_pairs(30, seed=4)
+    server = jk.sim.SimServer({"sim": jk.sim.SimJudge(seed=3, tie_rate=0.1)}, pairs=pairs, faults=faults,
                           port=port)
     with server as url, warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -126,7 +126,7 @@ class _Capture:
         self._loop.stop()
 
 
-PAIRS = jk.simulate_pairs(2, seed=1)
+PAIRS = jk.sim.simulate_pairs(2, seed=1)
 
 
 def _one_run(url, **options):
@@ -211,9 +211,9 @@ def test_the_lean_transport_reports_failures_by_kind():
     with pytest.raises(NoAnswer) as refused:
         asyncio.run(ask(f"http://127.0.0.1:{_free_port()}/v1"))
     assert refused.value.kind == "ConnectError" and not refused.value.reached
-    stall = jk.SimServer(handlers=[lambda body: "late"],
+    stall = jk.sim.SimServer(handlers=[lambda body: "late"],
                          faults={"rate_timeout": 1.0, "stall_s": 2.0})
-    drop = jk.SimServer(handlers=[lambda body: "never"], faults={"rate_drop": 1.0})
+    drop = jk.sim.SimServer(handlers=[lambda body: "never"], faults={"rate_drop": 1.0})
     with stall as slow_url, drop as drop_url:
         with pytest.raises(NoAnswer) as slow:
             asyncio.run(ask(slow_url, timeout=0.5))
@@ -258,8 +258,8 @@ def test_requests_in_flight_share_commits_and_each_answer_is_durable(tmp_path):
 
 def test_the_lean_transport_is_shared_by_threads_running_the_engine(tmp_path):
     # one background event loop serves every run; sessions belong to their run
-    pairs = jk.simulate_pairs(10, seed=3)
-    with jk.SimServer(pairs=pairs) as url:
+    pairs = jk.sim.simulate_pairs(10, seed=3)
+    with jk.sim.SimServer(pairs=pairs) as url:
         judge = jk.Judge("sim", "shen_hh", base_url=url, seed=0)
         outs = []
         threads = [threading.Thread(target=lambda: outs.append(jk.run_judges(

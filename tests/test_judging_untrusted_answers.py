@@ -18,8 +18,8 @@ def _billed(stats):
 
 @pytest.mark.parametrize("fault", ["usage_text", "usage_invalid", "usage_negative"])
 def test_odd_usage_never_aborts_a_paid_run_and_the_answers_are_kept(fault, tmp_path):
-    pairs = jk.simulate_pairs(6, seed=4)
-    server = jk.SimServer(pairs=pairs, faults={f"rate_{fault}": 1.0})
+    pairs = jk.sim.simulate_pairs(6, seed=4)
+    server = jk.sim.SimServer(pairs=pairs, faults={f"rate_{fault}": 1.0})
     cache = tmp_path / "c.sqlite"
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
@@ -38,8 +38,8 @@ def test_odd_usage_never_aborts_a_paid_run_and_the_answers_are_kept(fault, tmp_p
 
 
 def test_negative_usage_does_not_lower_the_spend(tmp_path):
-    pairs = jk.simulate_pairs(30, seed=9)
-    server = jk.SimServer(pairs=pairs, latency=0.01, faults={"rate_usage_negative": 1.0})
+    pairs = jk.sim.simulate_pairs(30, seed=9)
+    server = jk.sim.SimServer(pairs=pairs, latency=0.01, faults={"rate_usage_negative": 1.0})
     with server as url:
         judge = jk.Judge("sim-paid", "calibraeval_default", base_url=url)
         with pytest.warns(RuntimeWarning, match="budget reached"):
@@ -54,8 +54,8 @@ def test_negative_usage_does_not_lower_the_spend(tmp_path):
 
 
 def test_answers_billed_then_dropped_count_against_the_budget_and_are_reported():
-    pairs = jk.simulate_pairs(40, median_length=200, seed=4)
-    server = jk.SimServer(pairs=pairs, latency=0.01,
+    pairs = jk.sim.simulate_pairs(40, median_length=200, seed=4)
+    server = jk.sim.SimServer(pairs=pairs, latency=0.01,
                           faults={"rate_drop_paid": 0.6, "seed": 3})
     with server as url:
         judge = jk.Judge("sim-paid", "calibraeval_default", base_url=url, seed=0)
@@ -75,8 +75,8 @@ def test_answers_billed_then_dropped_count_against_the_budget_and_are_reported()
 
 @pytest.mark.parametrize("fault,verdicts", [("content_parts", 12), ("content_null", 0)])
 def test_content_as_parts_or_null_is_read_or_recorded_not_a_crash(fault, verdicts, tmp_path):
-    pairs = jk.simulate_pairs(6, seed=4)
-    server = jk.SimServer(pairs=pairs, faults={f"rate_{fault}": 1.0},
+    pairs = jk.sim.simulate_pairs(6, seed=4)
+    server = jk.sim.SimServer(pairs=pairs, faults={f"rate_{fault}": 1.0},
                           handlers=[lambda body: "hello back"])
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)

@@ -6,7 +6,7 @@ import pytest
 
 import judgekit as jk
 
-PAIRS = jk.simulate_pairs(4, seed=15)
+PAIRS = jk.sim.simulate_pairs(4, seed=15)
 
 BAD_OPTIONS = [
     ({"orders": ("ab", "ab")}, "orders repeat"),
@@ -39,7 +39,7 @@ BAD_OPTIONS = [
 
 
 def test_bad_arguments_are_refused_before_anything_is_sent(tmp_path):
-    server = jk.SimServer(pairs=PAIRS)
+    server = jk.sim.SimServer(pairs=PAIRS)
     with server as url:
         judge = jk.Judge("sim", "mtbench_pair", base_url=url, seed=0)
         for options, message in BAD_OPTIONS:
@@ -93,7 +93,7 @@ def test_a_judge_checks_its_own_fields():
 
 
 def test_base_urls_that_cannot_reach_chat_completions_are_refused(monkeypatch):
-    pairs = jk.simulate_pairs(2, seed=0)
+    pairs = jk.sim.simulate_pairs(2, seed=0)
     with pytest.raises(ValueError, match="base_url must not carry a query string"):
         jk.complete(["hi"], "m", base_url="http://127.0.0.1:9/v1?x=1", cache=False)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1?api-version=2")

@@ -56,11 +56,11 @@ def test_recommendation_rule_reproduces_wei_et_al_choice():
 
 
 def test_temperature_table_on_a_judge_whose_noise_grows_with_temperature():
-    pairs = jk.simulate_pairs(1500, seed=4)
+    pairs = jk.sim.simulate_pairs(1500, seed=4)
     runs = []
     for t in (0.0, 0.3, 0.7, 1.0):
         # the same decisions X at every temperature (same seed); only the flip noise grows
-        _, j, _ = jk.simulate_judgments(pairs, accuracy=0.8, position_bias=0.4, flip_q=0.02 + 0.15 * t,
+        _, j, _ = jk.sim.simulate_judgments(pairs, accuracy=0.8, position_bias=0.4, flip_q=0.02 + 0.15 * t,
                                         repeats=4, judge_name=f"sim@{t}", seed=5)
         runs.append(j.assign(model="sim", temperature=t))
     table = jk.temperature_table(pd.concat(runs, ignore_index=True), pairs, by="model", n_boot=100)

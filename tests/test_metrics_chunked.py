@@ -11,11 +11,11 @@ from judgekit.metrics import _engine
 
 
 def _judges() -> tuple[pd.DataFrame, pd.DataFrame]:
-    pairs, j, _ = jk.simulate_judgments(60, accuracy=0.8, position_bias=0.4, flip_q=0.1,
+    pairs, j, _ = jk.sim.simulate_judgments(60, accuracy=0.8, position_bias=0.4, flip_q=0.1,
                                         repeats=2, judge_name="j0", seed=0)
     frames = [j]
     for k in range(1, 6):  # judges 3 and 5 see a subset of the pairs: a second pair set
-        _, jj, _ = jk.simulate_judgments(pairs, accuracy=0.7, position_bias=0.1 * k, flip_q=0.2,
+        _, jj, _ = jk.sim.simulate_judgments(pairs, accuracy=0.7, position_bias=0.1 * k, flip_q=0.2,
                                          repeats=2, judge_name=f"j{k}", seed=k)
         if k in (3, 5):
             jj = jj[jj["pair_id"].isin(pairs["pair_id"].iloc[:40])]

@@ -290,7 +290,7 @@ def test_zero_denominator_is_nan_with_a_warning():
 
 
 def test_length_options_agree():
-    p, j, _ = jk.simulate_judgments(300, repeats=2, length_bias=1.0, seed=1)
+    p, j, _ = jk.sim.simulate_judgments(300, repeats=2, length_bias=1.0, seed=1)
     chars = jk.length_bias(j, p, n_boot=0)["estimate"]
     by_len = jk.length_bias(j, p, length=len, n_boot=0)["estimate"]
     words = jk.length_bias(j, p, length="words", n_boot=0)["estimate"]
@@ -363,7 +363,7 @@ def test_bad_tables_are_rejected_by_the_validators():
 
 
 def test_splits_from_sample_splits():
-    pairs, judgments, _ = jk.simulate_judgments(900, repeats=2, flip_q=0.05, seed=8)
+    pairs, judgments, _ = jk.sim.simulate_judgments(900, repeats=2, flip_q=0.05, seed=8)
     sp = jk.sample_splits(pairs, n=100, splits=3, seed=1)
     j = judgments[judgments["pair_id"].isin(sp["pair_id"])]
     acc = jk.accuracy(j, sp, splits="split").set_index("metric")
@@ -395,7 +395,7 @@ def test_repetition_stability_equals_the_definition_on_an_error_prone_judge(inva
     """A simulated 3-option judge loses a share of its answers at random; RS must equal eq. 1
     of Shi et al. written out in pandas (the most frequent valid choice over all trials), which
     falls with the invalid share, while dropping invalid answers hides it."""
-    sim = jk.simulate_judgments(300, repeats=4, flip_q=0.1, tie_rate=0.1, seed=7)
+    sim = jk.sim.simulate_judgments(300, repeats=4, flip_q=0.1, tie_rate=0.1, seed=7)
     j = sim.judgments.copy()
     lost = np.random.default_rng(1).random(len(j)) < invalid_share
     j.loc[lost, "verdict"] = None
@@ -427,7 +427,7 @@ def _all_invalid(j: pd.DataFrame) -> pd.DataFrame:
 def test_all_invalid_verdicts_are_nan_with_a_warning_not_zero_bias():
     """Every call failed: no accuracy, bias, consistency or stability can be measured; the card
     says so instead of reporting position bias 0 in [0, 0]."""
-    pairs, judgments, _ = jk.simulate_judgments(300, accuracy=0.8, position_bias=1.0, repeats=2,
+    pairs, judgments, _ = jk.sim.simulate_judgments(300, accuracy=0.8, position_bias=1.0, repeats=2,
                                                 seed=0)
     failed = _all_invalid(judgments)
     with pytest.warns(jk.MetricWarning) as caught:
@@ -451,8 +451,8 @@ def test_all_invalid_verdicts_are_nan_with_a_warning_not_zero_bias():
 
 
 def test_only_the_judge_without_valid_verdicts_is_nan():
-    pairs, good, _ = jk.simulate_judgments(200, repeats=2, judge_name="good", seed=1)
-    _, bad, _ = jk.simulate_judgments(pairs, repeats=2, judge_name="bad", seed=2)
+    pairs, good, _ = jk.sim.simulate_judgments(200, repeats=2, judge_name="good", seed=1)
+    _, bad, _ = jk.sim.simulate_judgments(pairs, repeats=2, judge_name="bad", seed=2)
     with pytest.warns(jk.MetricWarning) as caught:
         card = jk.report_card(pd.concat([good, _all_invalid(bad)]), pairs, n_boot=0)
     card = card.set_index("judge")
@@ -513,7 +513,7 @@ def test_intervals_from_few_pairs_carry_a_warning():
     # one pair: every resample is that pair, the interval has no width
     assert card.loc[0, "acc_ab_ci_low"] == pytest.approx(card.loc[0, "acc_ab"], abs=1e-7)
     assert card.loc[0, "acc_ab_ci_high"] == pytest.approx(card.loc[0, "acc_ab"], abs=1e-7)
-    five = jk.simulate_judgments(5, seed=0)
+    five = jk.sim.simulate_judgments(5, seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         jk.report_card(five.judgments, five.pairs, metrics=["acc_ab"], n_boot=50)
@@ -533,7 +533,7 @@ def test_pooling_judges_loses_nothing():
     """by=[] (or any grouping without the judge column) pools judges: every judgment counts, and
     the bootstrap resamples pairs with all their judges' verdicts. Two identical copies of a
     judge pooled give that judge's rates and intervals, and twice its counts."""
-    pairs, j, _ = jk.simulate_judgments(120, repeats=2, flip_q=0.1, position_bias=0.5, seed=3)
+    pairs, j, _ = jk.sim.simulate_judgments(120, repeats=2, flip_q=0.1, position_bias=0.5, seed=3)
     pooled_in = pd.concat([j, j.assign(judge="copy")], ignore_index=True)
     metrics = ["acc_ab", "acc_both", "position_bias", "length_bias", "position_consistency",
                "primacy", "preference_fairness", "repetition_stability", "invalid_rate"]
@@ -546,7 +546,7 @@ def test_pooling_judges_loses_nothing():
         for col in (m, f"{m}_ci_low", f"{m}_ci_high"):
             assert pooled.loc[0, col] == pytest.approx(factor * single.loc[0, col], abs=1e-12, nan_ok=True), col
     # two different judges pooled: the rates lie between theirs, weighted by their pairs
-    _, k, _ = jk.simulate_judgments(pairs, repeats=2, accuracy=0.9, judge_name="k", seed=5)
+    _, k, _ = jk.sim.simulate_judgments(pairs, repeats=2, accuracy=0.9, judge_name="k", seed=5)
     both = jk.report_card(pd.concat([j, k]), pairs, by=[], metrics=["acc_ab"], n_boot=0)
     each = jk.report_card(pd.concat([j, k]), pairs, metrics=["acc_ab"], n_boot=0)
     assert both.loc[0, "acc_ab"] == pytest.approx(each["acc_ab"].mean())
@@ -563,7 +563,7 @@ def test_agreement_without_shared_valid_verdicts_warns():
 def test_an_empty_length_stratum_warns_on_the_report_card_as_in_the_tidy_function():
     # labels and both orders exist, but every preferred response is the longer one: LB is NaN
     # because of the data, not the design, so the report card warns like jk.length_bias does
-    pairs, j, _ = jk.simulate_judgments(200, accuracy=0.8, repeats=2, flip_q=0.1, seed=0)
+    pairs, j, _ = jk.sim.simulate_judgments(200, accuracy=0.8, repeats=2, flip_q=0.1, seed=0)
     a_pref = (pairs["label"] == "a").to_numpy()
     lo = np.minimum(pairs["len_a"], pairs["len_b"]).to_numpy()
     hi = np.maximum(pairs["len_a"], pairs["len_b"]).to_numpy() + 10

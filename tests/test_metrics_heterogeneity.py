@@ -14,7 +14,7 @@ from judgekit.exceptions import MetricWarning
 
 def _judged(per_pair: bool, seed: int, n_pairs: int = 600, repeats: int = 3):
     # decisions without flips, then each repeat flipped with the pair's own rate (known truth)
-    pairs, j, _ = jk.simulate_judgments(n_pairs, accuracy=0.75, length_bias=1.0, repeats=repeats,
+    pairs, j, _ = jk.sim.simulate_judgments(n_pairs, accuracy=0.75, length_bias=1.0, repeats=repeats,
                                         seed=seed)
     rng = np.random.default_rng(seed)
     q_pair = rng.beta(0.4, 1.6, n_pairs) if per_pair else np.full(n_pairs, 0.2)
@@ -76,8 +76,8 @@ def test_per_pair_flip_rates_are_detected_and_the_biases_warn():
 
 
 def test_too_few_pairs_or_no_repeats_give_nan():
-    _, j, _ = jk.simulate_judgments(5, repeats=3, flip_q=0.2, seed=0)
+    _, j, _ = jk.sim.simulate_judgments(5, repeats=3, flip_q=0.2, seed=0)
     assert np.isnan(jk.flip_heterogeneity(j).loc[0, "p_value"])
-    _, j, _ = jk.simulate_judgments(50, repeats=1, seed=0)
+    _, j, _ = jk.sim.simulate_judgments(50, repeats=1, seed=0)
     t = jk.flip_heterogeneity(j)
     assert t.loc[0, "n_pairs"] == 0 and np.isnan(t.loc[0, "p_value"])

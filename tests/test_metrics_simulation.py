@@ -1,6 +1,6 @@
 """Recovery of known parameters from simulated judges, and bootstrap coverage.
 
-Truth comes from :func:`judgekit.simulate_judgments` (population values for the simulated pairs)
+Truth comes from :func:`judgekit.sim.simulate_judgments` (population values for the simulated pairs)
 or, for the coverage study, from the generative model itself by quadrature.
 """
 
@@ -40,7 +40,7 @@ def sims():
     out = {}
     for q in (0.02, 0.1, 0.2):
         for i, (pb, lb) in enumerate(SETTINGS):
-            out[q, i] = jk.simulate_judgments(
+            out[q, i] = jk.sim.simulate_judgments(
                 N, repeats=K, flip_q=q, position_bias=pb, length_bias=lb, seed=11 + i
             )
     return out
@@ -83,7 +83,7 @@ def test_paper_estimator_is_biased(sims):
 
 
 def test_without_repeats_nothing_is_denoised():
-    sim = jk.simulate_judgments(2000, repeats=1, flip_q=0.1, position_bias=0.5, seed=3)
+    sim = jk.sim.simulate_judgments(2000, repeats=1, flip_q=0.1, position_bias=0.5, seed=3)
     pb = jk.position_bias(sim.judgments, sim.pairs, n_boot=0).set_index("metric")
     assert not pb.loc["position_bias", "denoised"]
     raw = jk.accuracy(sim.judgments, sim.pairs, n_boot=0).set_index("metric")["estimate"]
@@ -101,7 +101,7 @@ COVERED = ("acc_cr", "acc_both", "acc_random", "position_bias", "acc_both_denois
            "position_consistency", "preference_fairness", "repetition_stability")
 
 
-def _population_truth(judge: jk.SimJudge, q: float) -> dict[str, float]:
+def _population_truth(judge: jk.sim.SimJudge, q: float) -> dict[str, float]:
     """Superpopulation values of the simulated judge, by Gauss-Hermite quadrature over the
     per-pair quality gap z (new pairs are drawn in every replication)."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(120)
@@ -129,9 +129,9 @@ def _population_truth(judge: jk.SimJudge, q: float) -> dict[str, float]:
     }
 
 
-def _simulate_cells(judge: jk.SimJudge, q: float, n: int, k: int, rng: np.random.Generator) -> Prepared:
+def _simulate_cells(judge: jk.sim.SimJudge, q: float, n: int, k: int, rng: np.random.Generator) -> Prepared:
     """The dense verdict array of n fresh pairs (all labelled "a"), drawn from the same model as
-    :class:`judgekit.SimJudge` without building text: it is the input the metrics engine sees."""
+    :class:`judgekit.sim.SimJudge` without building text: it is the input the metrics engine sees."""
     z = rng.standard_normal(n)
     delta = judge.mu + judge.quality_scale * z
     x_cr = rng.random(n) < special.expit(delta + judge.position_bias)
@@ -155,7 +155,7 @@ def test_bootstrap_intervals_cover_the_truth():
     failure. The seed was fixed before the first run; at it, PF covers 91% although its coverage
     over 2,000 replications is 95.4% (docs/metrics.md has that study for every metric).
     """
-    judge = jk.SimJudge(accuracy=0.75, position_bias=COVER_PB, seed=0)
+    judge = jk.sim.SimJudge(accuracy=0.75, position_bias=COVER_PB, seed=0)
     truth = _population_truth(judge, COVER_Q)
     options = Options()
     metrics = lookup(list(COVERED))
@@ -181,7 +181,7 @@ def test_bootstrap_intervals_cover_the_truth():
 def test_vectorised_bootstrap_equals_a_plain_loop():
     """Same seed, same resamples: the engine's intervals equal a per-resample pandas loop that
     recomputes Acc_both and PC from the resampled judgments."""
-    sim = jk.simulate_judgments(60, repeats=2, flip_q=0.1, position_bias=0.5, seed=5)
+    sim = jk.sim.simulate_judgments(60, repeats=2, flip_q=0.1, position_bias=0.5, seed=5)
     out = jk.report_card(sim.judgments, sim.pairs, by=[], metrics=["acc_both", "position_consistency"],
                          n_boot=40, seed=9)
     rng = np.random.default_rng(np.random.SeedSequence(9).spawn(1)[0])
@@ -211,7 +211,7 @@ def test_vectorised_bootstrap_equals_a_plain_loop():
 LB_PB, LB_LB, LB_LEVELS = 0.5, 1.5, np.array([0.25, 0.5, 0.75])
 
 
-def _lb_truth(judge: jk.SimJudge) -> float:
+def _lb_truth(judge: jk.sim.SimJudge) -> float:
     """Population LB of the generative model below, by quadrature over the quality gap."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(120)
     w = weights / weights.sum()
@@ -225,7 +225,7 @@ def _lb_truth(judge: jk.SimJudge) -> float:
     return both(+1.0) - both(-1.0)
 
 
-def _lb_cells(judge: jk.SimJudge, q: float, n: int, k: int, rng: np.random.Generator) -> Prepared:
+def _lb_cells(judge: jk.sim.SimJudge, q: float, n: int, k: int, rng: np.random.Generator) -> Prepared:
     """n fresh labelled pairs ("a" preferred): the preferred response is the longer one with
     probability 1/2, the length effect lb * tanh(dlen / scale) takes the levels +-LB_LB * t."""
     longer = rng.random(n) < 0.5
@@ -247,7 +247,7 @@ def test_length_bias_default_is_unbiased_where_the_papers_shrinks_it():
     within 0.01 of the population value at q = 0.1, 0.2, 0.3, while Wei et al.'s indicator
     de-noising loses about two thirds of it at q = 0.3. (benchmarks/bench_length_bias.py runs
     the same study through simulate_judgments, with coverage at N = 20,000.)"""
-    judge = jk.SimJudge(accuracy=0.75, seed=0)
+    judge = jk.sim.SimJudge(accuracy=0.75, seed=0)
     truth = _lb_truth(judge)
     metrics = lookup(["length_bias"])
     rng = np.random.default_rng(11)
@@ -268,7 +268,7 @@ def test_length_bias_default_is_unbiased_where_the_papers_shrinks_it():
 def test_length_bias_intervals_cover_at_large_flip_noise():
     """q = 0.3: the default's 95% cluster-bootstrap interval covers the population LB in at
     least 90% of 200 replications of 2,000 fresh pairs (B = 1000)."""
-    judge = jk.SimJudge(accuracy=0.75, seed=0)
+    judge = jk.sim.SimJudge(accuracy=0.75, seed=0)
     truth = _lb_truth(judge)
     metrics = lookup(["length_bias"])
     rng = np.random.default_rng(12)
@@ -289,10 +289,10 @@ def test_batched_bootstrap_equals_one_group_at_a_time(monkeypatch, limit):
     so that counts are also drawn again chunk by chunk."""
     if limit is not None:
         monkeypatch.setattr(_engine, "_BOOT_ELEMENTS", limit)
-    pairs = jk.simulate_pairs(150, seed=1)
-    runs = [jk.simulate_judgments(pairs, repeats=3, flip_q=0.1, position_bias=0.3 * i,
+    pairs = jk.sim.simulate_pairs(150, seed=1)
+    runs = [jk.sim.simulate_judgments(pairs, repeats=3, flip_q=0.1, position_bias=0.3 * i,
                                   judge_name=f"j{i}", seed=i).judgments for i in range(5)]
-    runs.append(jk.simulate_judgments(pairs.iloc[:90], repeats=3, judge_name="subset", seed=9).judgments)
+    runs.append(jk.sim.simulate_judgments(pairs.iloc[:90], repeats=3, judge_name="subset", seed=9).judgments)
     judgments = pd.concat(runs, ignore_index=True)
     metrics = ["acc_cr", "acc_both", "position_bias", "length_bias", "position_consistency",
                "preference_fairness", "repetition_stability", "q_cr"]

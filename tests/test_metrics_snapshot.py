@@ -76,15 +76,15 @@ CHANGED = {
 def _simulated() -> tuple[pd.DataFrame, pd.DataFrame]:
     """Three judges on one set of pairs: ties, 3 repeats, both ID arrangements for one of them,
     invalid verdicts at random, one judge on a subset of the pairs, one unlabelled pair."""
-    pairs = jk.simulate_pairs(300, seed=5)
+    pairs = jk.sim.simulate_pairs(300, seed=5)
     pairs.loc[pairs.index[:10], "label"] = "tie"
     pairs.loc[pairs.index[10:15], "label"] = None
     runs = [
-        jk.simulate_judgments(pairs, accuracy=0.8, position_bias=0.7, length_bias=1.0,
+        jk.sim.simulate_judgments(pairs, accuracy=0.8, position_bias=0.7, length_bias=1.0,
                               flip_q=0.1, repeats=3, tie_rate=0.1, judge_name="j1", seed=1),
-        jk.simulate_judgments(pairs, accuracy=0.7, position_bias=-0.5, flip_q=0.2, repeats=3,
+        jk.sim.simulate_judgments(pairs, accuracy=0.7, position_bias=-0.5, flip_q=0.2, repeats=3,
                               id_swap=(False, True), judge_name="j2", seed=2),
-        jk.simulate_judgments(pairs.iloc[:200], accuracy=0.9, length_bias=-1.0, flip_q=0.05,
+        jk.sim.simulate_judgments(pairs.iloc[:200], accuracy=0.9, length_bias=-1.0, flip_q=0.05,
                               repeats=2, judge_name="j3", seed=3),
     ]
     j = pd.concat([r.judgments for r in runs], ignore_index=True)

@@ -90,7 +90,7 @@ def test_self_preference_sign(pairs):
 
 def test_bootstrap_interval_matches_the_binomial_standard_error():
     n = 600
-    pairs = jk.simulate_pairs(n, seed=2)
+    pairs = jk.sim.simulate_pairs(n, seed=2)
     pert = jk.perturb_cot(pairs)
     rng = np.random.default_rng(3)
     same = rng.random(n) < 0.7
@@ -190,7 +190,7 @@ def test_report_is_identical_with_the_row_by_row_helpers(monkeypatch):
     from judgekit.perturb import report
 
     rng = np.random.default_rng(4)
-    pairs = jk.simulate_pairs(60, seed=3)
+    pairs = jk.sim.simulate_pairs(60, seed=3)
     pairs["response_c"] = "a third answer"
     pert = pd.concat([jk.perturb_position(pairs), jk.perturb_bandwagon(pairs, percents=[60, 90])],
                      ignore_index=True)

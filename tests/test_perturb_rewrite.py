@@ -38,10 +38,10 @@ def test_requests_carry_prompt_and_response_verbatim(pairs):
 def test_simulated_handler_answers_every_rewrite_request(pairs, kind, variants):
     req = jk.rewrite_requests(pairs, kind, variants=variants, target="a")
     for r in req.to_dict("records"):
-        text = jk.sim_rewrite_handler({"messages": r["messages"]})
+        text = jk.sim.sim_rewrite_handler({"messages": r["messages"]})
         source = pairs.set_index("pair_id").at[r["pair_id"], "response_a"]
         prompt = pairs.set_index("pair_id").at[r["pair_id"], "prompt"]
-        assert text == jk.simulated_rewrite(kind, r["variant"], prompt, source)
+        assert text == jk.sim.simulated_rewrite(kind, r["variant"], prompt, source)
 
 
 def test_apply_rewrites_moves_the_gold_label_for_fallacies(pairs):
@@ -57,7 +57,7 @@ def test_apply_rewrites_moves_the_gold_label_for_fallacies(pairs):
 
 
 def test_rewrites_and_refinement_through_the_engine(pairs, tmp_path):
-    server = jk.SimServer(handlers=[jk.sim_rewrite_handler])
+    server = jk.sim.SimServer(handlers=[jk.sim.sim_rewrite_handler])
     with server as url:
         opts = {"base_url": url, "cache": str(tmp_path / "c.sqlite"), "progress": False}
         out = jk.perturb_sentiment(pairs, "rewriter", emotions=["cheerful"], target="b", **opts)

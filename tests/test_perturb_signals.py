@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import judgekit as jk
-from judgekit.perturb.simulated import SIM_FALLACIES, SIM_OWN_STYLE, SIM_PADDING, SIM_TONES
+from judgekit.sim.perturbations import SIM_FALLACIES, SIM_OWN_STYLE, SIM_PADDING, SIM_TONES
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def _perturbed(base):
     rewritten = []
     for kind, variant in (("verbosity", "2"), ("fallacy_oversight", "x"), ("sentiment", "angry")):
         rows = base.copy()
-        rows["response_b"] = [jk.simulated_rewrite(kind, variant, p, r) for p, r in zip(rows["prompt"], rows["response_b"])]
+        rows["response_b"] = [jk.sim.simulated_rewrite(kind, variant, p, r) for p, r in zip(rows["prompt"], rows["response_b"])]
         rows["pair_id"] = rows["pair_id"] + f"-{kind}"
         # favoured: the padded / emotional response b; for fallacy the intact response a
         rewritten.append((rows, {"verbosity": "b", "fallacy_oversight": "a", "sentiment": "b"}[kind], kind))
@@ -63,10 +63,10 @@ def test_detects_each_perturbation_and_the_position_it_favours(template, base):
                 messages = t.render_pair({**row, **fields}, order=order, id_swap=swap)
                 system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
                 user = messages[-1]["content"]
-                d = t.decode(system, user)
+                d = jk.sim.decode_request(t, system, user)
                 assert d is not None
                 first, second = d["responses"]
-                found = jk.detect_signals(system, user, first, second)
+                found = jk.sim.detect_signals(system, user, first, second)
                 expected = 1.0 if order[0] == favours else -1.0
                 assert found == {bias: expected}, (template, bias, order, swap, found)
                 checked += 1
@@ -77,16 +77,16 @@ def test_no_signal_without_a_perturbation(base):
     t = jk.get_template("mtbench_pair")
     for row in base.to_dict("records"):
         m = t.render_pair(row)
-        assert jk.detect_signals(m[0]["content"], m[1]["content"], row["response_a"], row["response_b"]) == {}
+        assert jk.sim.detect_signals(m[0]["content"], m[1]["content"], row["response_a"], row["response_b"]) == {}
     cot = jk.perturb_cot(base, modes=["on"]).iloc[0].to_dict()
     m = t.render_pair(cot)
-    assert jk.detect_signals(m[0]["content"], m[1]["content"], cot["response_a"], cot["response_b"]) == {}
+    assert jk.sim.detect_signals(m[0]["content"], m[1]["content"], cot["response_a"], cot["response_b"]) == {}
 
 
 def test_the_same_perturbation_on_both_sides_cancels(base):
     row = base.iloc[0].to_dict()
     cited = {k: v + " (Citation: Doe, J. (2001). Red Planets, p. 3.)" for k, v in row.items() if k.startswith("response")}
-    assert jk.detect_signals("", "", cited["response_a"], cited["response_b"]) == {}
+    assert jk.sim.detect_signals("", "", cited["response_a"], cited["response_b"]) == {}
 
 
 def test_calm_style_citations_are_recognised():
@@ -97,18 +97,18 @@ def test_calm_style_citations_are_recognised():
         " (www.planets.com/mars/red-colour/find=iron-oxide.html)",
     ):
         text = "Mars looks red." + tail
-        assert jk.strip_perturbations(text) == "Mars looks red."
-        assert jk.detect_signals("", "", text, "Jupiter.") == {"authority": 1.0}
+        assert jk.sim.strip_perturbations(text) == "Mars looks red."
+        assert jk.sim.detect_signals("", "", text, "Jupiter.") == {"authority": 1.0}
     # a parenthesis that is part of the answer is not a citation
-    assert jk.strip_perturbations("It is 91 (seven times thirteen).") == "It is 91 (seven times thirteen)."
+    assert jk.sim.strip_perturbations("It is 91 (seven times thirteen).") == "It is 91 (seven times thirteen)."
 
 
 @pytest.mark.parametrize("kind,variant", [("verbosity", "2"), ("verbosity", "3.5"), ("fallacy_oversight", "x"),
                                           *[("sentiment", e) for e in SIM_TONES], ("refinement_aware", "r")])
 def test_simulated_rewrites_are_deterministic_and_strippable(kind, variant):
     text = "Water expands when it freezes, so ice is less dense than liquid water."
-    out = jk.simulated_rewrite(kind, variant, "Why does ice float?", text)
-    assert out == jk.simulated_rewrite(kind, variant, "Why does ice float?", text)
+    out = jk.sim.simulated_rewrite(kind, variant, "Why does ice float?", text)
+    assert out == jk.sim.simulated_rewrite(kind, variant, "Why does ice float?", text)
     assert out != text
     if kind == "verbosity":
         assert len(out) >= float(variant) * len(text)
@@ -116,11 +116,11 @@ def test_simulated_rewrites_are_deterministic_and_strippable(kind, variant):
     if kind == "fallacy_oversight":
         assert out[len(text) + 1:] in SIM_FALLACIES
     if kind == "refinement_aware":
-        assert jk.strip_perturbations(out) != text  # a refined answer is a new answer
+        assert jk.sim.strip_perturbations(out) != text  # a refined answer is a new answer
     else:
-        assert jk.strip_perturbations(out) == text
+        assert jk.sim.strip_perturbations(out) == text
     with pytest.raises(ValueError, match="unknown"):
-        jk.simulated_rewrite("sentiment", "bored", "q", text)
+        jk.sim.simulated_rewrite("sentiment", "bored", "q", text)
 
 
 def test_content_sim_judge_ignores_additions_but_not_their_signal_or_length():
@@ -128,19 +128,19 @@ def test_content_sim_judge_ignores_additions_but_not_their_signal_or_length():
     first = [f"Answer {i} one." for i in range(400)]
     second = [f"Answer {i} two." for i in range(400)]
     cited = [s + " (Source: https://www.science-reference.net/q.html)" for s in second]
-    judge = jk.ContentSimJudge(seed=3, flip_q=0.1)
+    judge = jk.sim.ContentSimJudge(seed=3, flip_q=0.1)
     plain = judge.decide(prompts, first, second, repeat=1)
     same = judge.decide(prompts, first, cited, repeat=1, signals={"authority": np.full(400, -1.0)})
     pd.testing.assert_frame_equal(plain, same)  # no sensitivity: identical draws
-    sensitive = jk.ContentSimJudge(seed=3, flip_q=0.1, sensitivities={"authority": 2.0})
+    sensitive = jk.sim.ContentSimJudge(seed=3, flip_q=0.1, sensitivities={"authority": 2.0})
     moved = sensitive.decide(prompts, first, cited, repeat=1, signals={"authority": np.full(400, -1.0)})
     assert (moved["p_first"] < plain["p_first"]).all()
     assert ((moved["decision"] == "first") <= (plain["decision"] == "first")).all()  # only toward the cited one
     # a plain SimJudge redraws the quality of the changed text
-    redrawn = jk.SimJudge(seed=3, flip_q=0.1).decide(prompts, first, cited, repeat=1)
+    redrawn = jk.sim.SimJudge(seed=3, flip_q=0.1).decide(prompts, first, cited, repeat=1)
     assert not np.allclose(redrawn["p_first"], plain["p_first"])
-    longer = jk.ContentSimJudge(seed=3, length_bias=1.0, length_scale=20).decide(prompts, first, cited)
-    assert (longer["p_first"] < jk.ContentSimJudge(seed=3, length_bias=1.0, length_scale=20)
+    longer = jk.sim.ContentSimJudge(seed=3, length_bias=1.0, length_scale=20).decide(prompts, first, cited)
+    assert (longer["p_first"] < jk.sim.ContentSimJudge(seed=3, length_bias=1.0, length_scale=20)
             .decide(prompts, first, second)["p_first"]).all()
 
 
@@ -157,5 +157,5 @@ def test_notes_are_attributed_on_a_template_the_detector_does_not_know(base):
                 note = row["system_note"].replace("{id_a}", t.ids_for(2, swap)[order.index("a")]).replace(
                     "{id_b}", t.ids_for(2, swap)[order.index("b")])
                 first, second = (row[f"response_{s}"] for s in order)
-                found = jk.detect_signals(system + "\n\n" + note, user, first, second)
+                found = jk.sim.detect_signals(system + "\n\n" + note, user, first, second)
                 assert found == {"bandwagon": 1.0 if order[0] == row["favours"] else -1.0}

@@ -7,12 +7,12 @@ import pandas as pd
 import pytest
 
 import judgekit as jk
-from judgekit.perturb.simulated import SIM_OWN_STYLE
+from judgekit.sim.perturbations import SIM_OWN_STYLE
 
 
 def _own_pairs(n: int, seed: int) -> pd.DataFrame:
     """Simulated pairs where one response (a seeded coin) is the judge's own, in its own style."""
-    pairs = jk.simulate_pairs(n, median_length=300, seed=seed)
+    pairs = jk.sim.simulate_pairs(n, median_length=300, seed=seed)
     own_a = np.random.default_rng(seed).random(n) < 0.5
     pairs["response_a"] = np.where(own_a, pairs["response_a"] + " " + SIM_OWN_STYLE, pairs["response_a"])
     pairs["response_b"] = np.where(~own_a, pairs["response_b"] + " " + SIM_OWN_STYLE, pairs["response_b"])
@@ -32,14 +32,14 @@ OPTIONS = {"bandwagon": {"percents": [80]}, "authority": {"kinds": ["quote"]},
 def run_recovery(n: int, seed: int, cache, n_boot: int = 1000, sim_seed: int = 5):
     """The recovery experiment: a simulated judge with the GIVEN sensitivities and a primacy bias."""
     pairs = _own_pairs(n, seed=seed)
-    sim = jk.ContentSimJudge(accuracy=0.75, quality_scale=1.0, flip_q=0.05, position_bias=2.0,
+    sim = jk.sim.ContentSimJudge(accuracy=0.75, quality_scale=1.0, flip_q=0.05, position_bias=2.0,
                              sensitivities=GIVEN, seed=sim_seed)
-    server = jk.SimServer(sim, signal_detector=jk.detect_signals, handlers=[jk.sim_rewrite_handler])
+    server = jk.sim.SimServer(sim, signal_detector=jk.sim.detect_signals, handlers=[jk.sim.sim_rewrite_handler])
     with server as url:
         # rewrites first, so that the simulated judge knows the labels of every pair it is shown
         pert = jk.perturb_all(pairs, BIASES, options=OPTIONS, self_models=["sim"], rewriter="sim",
                               rewrite_options={"base_url": url, "progress": False, "cache": cache})
-        server.register_pairs(jk.simulation_pairs(pairs, pert))
+        server.register_pairs(jk.sim.simulation_pairs(pairs, pert))
         judge = jk.Judge("sim", "mtbench_pair[noties]", base_url=url, seed=0)
         return pairs, jk.bias_suite(pairs, judge, [], perturbed=pert, n_boot=n_boot, details=True,
                                     progress=False, cache=cache, concurrency=32)
@@ -71,12 +71,12 @@ def test_suite_recovers_the_given_biases_and_their_direction_and_no_others(tmp_p
 
 
 def test_robustness_falls_with_authority_sensitivity_and_equals_consistency_without_it(tmp_path):
-    pairs = jk.simulate_pairs(50, median_length=300, seed=21)
+    pairs = jk.sim.simulate_pairs(50, median_length=300, seed=21)
     levels = (0.0, 1.5, 4.0)
-    judges = {f"s{s:g}": jk.ContentSimJudge(flip_q=0.1, sensitivities={"authority": s}, seed=2) for s in levels}
+    judges = {f"s{s:g}": jk.sim.ContentSimJudge(flip_q=0.1, sensitivities={"authority": s}, seed=2) for s in levels}
     pert = jk.perturb_authority(pairs, kinds=["book"], target="rejected", seed=3)
     rows = {}
-    with jk.SimServer(judges, pairs=jk.simulation_pairs(pairs, pert), signal_detector=jk.detect_signals) as url:
+    with jk.sim.SimServer(judges, pairs=jk.sim.simulation_pairs(pairs, pert), signal_detector=jk.sim.detect_signals) as url:
         for name in judges:
             judge = jk.Judge(name, "calibraeval_default", base_url=url, seed=0)
             rep = jk.bias_suite(pairs, judge, [], perturbed=pert, n_boot=500, progress=False,
@@ -106,9 +106,9 @@ def test_position_with_three_answers_by_rotation(tmp_path):
         **{f"response_{s}": [f"Answer {s} to {i}, version {rng.integers(1e6)}." for i in range(n)] for s in "abc"},
         "label": None,
     })
-    judges = {"biased": jk.ContentSimJudge(position_bias=2.0, seed=1), "fair": jk.ContentSimJudge(seed=1)}
+    judges = {"biased": jk.sim.ContentSimJudge(position_bias=2.0, seed=1), "fair": jk.sim.ContentSimJudge(seed=1)}
     summary = {}
-    with jk.SimServer(judges, signal_detector=jk.detect_signals) as url:
+    with jk.sim.SimServer(judges, signal_detector=jk.sim.detect_signals) as url:
         for name in judges:
             judge = jk.Judge(name, "nway", base_url=url, seed=0)
             # a 1% family-wise level: the fair judge's position effect is pure noise
@@ -128,8 +128,8 @@ def test_suite_runs_on_the_calm_sets_from_the_mirror(tmp_path):
     keep = (calm["item"] < 8) | (calm["dataset"].eq("refinement") & (calm["item"] < 30))
     pairs, pert = jk.calm_perturbations(calm[keep])
     assert set(pert["bias"]) == {"verbosity", "fallacy_oversight", "sentiment", "authority", "refinement_aware"}
-    sim = jk.ContentSimJudge(flip_q=0.05, sensitivities={"authority": 4.0, "refinement_aware": 4.0}, seed=8)
-    with jk.SimServer(sim, pairs=jk.simulation_pairs(pairs, pert), signal_detector=jk.detect_signals) as url:
+    sim = jk.sim.ContentSimJudge(flip_q=0.05, sensitivities={"authority": 4.0, "refinement_aware": 4.0}, seed=8)
+    with jk.sim.SimServer(sim, pairs=jk.sim.simulation_pairs(pairs, pert), signal_detector=jk.sim.detect_signals) as url:
         judge = jk.Judge("sim", "mtbench_pair[noties]", base_url=url, seed=0)
         out = jk.bias_suite(pairs, judge, [], perturbed=pert, n_boot=500, progress=False, details=True,
                             cache=str(tmp_path / "c.sqlite"), concurrency=32)
@@ -147,7 +147,7 @@ def test_suite_runs_on_the_calm_sets_from_the_mirror(tmp_path):
 
 
 def test_bad_calls_are_refused_with_clear_errors():
-    pairs = jk.simulate_pairs(4, seed=0)
+    pairs = jk.sim.simulate_pairs(4, seed=0)
     judge = jk.Judge("sim", "mtbench_pair", base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ValueError, match="rewriter"):
         jk.bias_suite(pairs, judge, ["verbosity"], progress=False)
@@ -162,8 +162,8 @@ def test_bad_calls_are_refused_with_clear_errors():
 
 
 def test_chain_of_thought_as_an_instruction_and_as_a_template(tmp_path):
-    pairs = jk.simulate_pairs(15, median_length=200, seed=31)
-    with jk.SimServer(jk.ContentSimJudge(flip_q=0.1, seed=4), pairs=pairs, signal_detector=jk.detect_signals) as url:
+    pairs = jk.sim.simulate_pairs(15, median_length=200, seed=31)
+    with jk.sim.SimServer(jk.sim.ContentSimJudge(flip_q=0.1, seed=4), pairs=pairs, signal_detector=jk.sim.detect_signals) as url:
         judge = jk.Judge("sim", "calibraeval_default", base_url=url, seed=0)
         out = jk.bias_suite(pairs, judge, ["cot"], cot_template="mtbench_pair[noties]", n_boot=200,
                             progress=False, details=True, cache=str(tmp_path / "c.sqlite"))

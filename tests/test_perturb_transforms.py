@@ -120,13 +120,13 @@ def test_deterministic_under_a_seed_and_independent_of_row_order(bias, pairs):
 
 @pytest.mark.parametrize("bias", ["bandwagon", "distraction", "compassion_fade", "authority"])
 def test_the_seed_matters_for_seeded_perturbations(bias):
-    many = jk.simulate_pairs(60, seed=1)
+    many = jk.sim.simulate_pairs(60, seed=1)
     a, b = DETERMINISTIC[bias](many, 1), DETERMINISTIC[bias](many, 2)
     assert not a.equals(b)
 
 
 def test_random_target_is_a_fair_coin_per_pair():
-    out = jk.perturb_bandwagon(jk.simulate_pairs(800, seed=3), percents=[60], seed=5)
+    out = jk.perturb_bandwagon(jk.sim.simulate_pairs(800, seed=3), percents=[60], seed=5)
     share_a = (out["favours"] == "a").mean()
     assert abs(share_a - 0.5) < 3 * np.sqrt(0.25 / 800)
 
@@ -199,7 +199,7 @@ def test_authority_appends_an_on_topic_reference_of_each_kind(pairs):
         assert row["len_b"] == len(row["response_b"])
         prefix = {"book": " (Citation: ", "url": " (Source: https://", "quote": ' (Quote: "'}[row["variant"]]
         assert added.startswith(prefix)
-        assert jk.strip_perturbations(row["response_b"]) == original
+        assert jk.sim.strip_perturbations(row["response_b"]) == original
     vaccine = out[(out["source_pair_id"] == "p3") & (out["variant"] == "book")]["response_b"].iloc[0]
     assert "Vaccines" in vaccine and "Immune" in vaccine
 

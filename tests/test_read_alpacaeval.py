@@ -13,7 +13,7 @@ import pytest
 from _formats import alpacaeval_tree
 
 import judgekit as jk
-from judgekit.data.read_alpacaeval import seeded_order
+from judgekit.data.alpacaeval import seeded_order
 
 FIXTURE = alpacaeval_tree()
 MODEL_DIR = FIXTURE / "results" / "toy-model"

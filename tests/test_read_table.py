@@ -31,7 +31,7 @@ def test_the_minimal_csv():
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".json", ".jsonl", ".parquet", ".csv.gz", ".jsonl.gz"])
 def test_every_format_round_trips(tmp_path, suffix):
     """Write the two tables as one file in each format and read them back equal."""
-    pairs, j, _ = jk.simulate_judgments(30, repeats=2, seed=4, position_bias=0.5)
+    pairs, j, _ = jk.sim.simulate_judgments(30, repeats=2, seed=4, position_bias=0.5)
     pairs = pairs[["pair_id", "prompt", "response_a", "response_b", "label", "dataset"]]
     flat = j[["pair_id", "judge", "order", "repeat", "verdict", "p_a"]].merge(pairs, on="pair_id")
     f = tmp_path / f"run{suffix}"

@@ -176,6 +176,6 @@ def test_end_to_end_over_a_hostile_report_folder(tmp_path, capfd):
 
 
 def test_the_report_pages_carry_the_audit_pages_policy():
-    pairs, judgments, _ = jk.simulate_judgments(30, seed=2)
+    pairs, judgments, _ = jk.sim.simulate_judgments(30, seed=2)
     audit_page = jk.audit(judgments, pairs, n_boot=0, lc_boot=0).to_html(standalone=True)
     assert CSP in audit_page  # the same policy, written the same way, on both kinds of page

@@ -25,12 +25,12 @@ TOL = {"rtol": 1e-9, "atol": 1e-12}
 def _log(seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Three judges on 80 pairs, 2 orders x 2 id swaps x 3 repeats, ties and invalid verdicts,
     rows shuffled (so that first appearance differs from pair_id order)."""
-    pairs, j0, _ = jk.simulate_judgments(80, accuracy=0.8, position_bias=0.5, flip_q=0.1,
+    pairs, j0, _ = jk.sim.simulate_judgments(80, accuracy=0.8, position_bias=0.5, flip_q=0.1,
                                          tie_rate=0.1, repeats=3, id_swap=(False, True),
                                          judge_name="alpha", seed=seed)
     frames = [j0]
     for k, name in enumerate(("beta", "gamma"), start=1):
-        _, jk_, _ = jk.simulate_judgments(pairs, accuracy=0.7, position_bias=-0.3 * k,
+        _, jk_, _ = jk.sim.simulate_judgments(pairs, accuracy=0.7, position_bias=-0.3 * k,
                                           flip_q=0.2, repeats=3, id_swap=(False, True),
                                           judge_name=name, seed=seed + k)
         frames.append(jk_)
@@ -96,7 +96,7 @@ def test_an_ibis_table_without_row_order_takes_pairs_in_pair_id_order(log):
 
 
 def _win_log(tmp_path):
-    sim = jk.simulate_leaderboard(n_models=3, n_instructions=60, seed=1)
+    sim = jk.sim.simulate_leaderboard(n_models=3, n_instructions=60, seed=1)
     j = sim.judgments.sample(frac=1.0, random_state=0).reset_index(drop=True)
     rng = np.random.default_rng(1)
     p_a = rng.random(len(j))
@@ -161,7 +161,7 @@ def test_bad_logs_are_named_like_the_frame_path(tmp_path):
 
 
 def test_arrangement_table_and_noa_fit_equal_the_pandas_path(tmp_path):
-    _, j, _ = jk.simulate_judgments(150, token_bias=1.0, position_bias=0.3, repeats=2,
+    _, j, _ = jk.sim.simulate_judgments(150, token_bias=1.0, position_bias=0.3, repeats=2,
                                     id_swap=(False, True), seed=4)
     j = j.sample(frac=1.0, random_state=4).reset_index(drop=True)
     j.loc[np.random.default_rng(4).random(len(j)) < 0.05, "p_a"] = np.nan

@@ -34,9 +34,9 @@ def spark():
 
 
 def test_report_card_on_spark_equals_the_pandas_path(spark, tmp_path):
-    pairs, j0, _ = jk.simulate_judgments(60, accuracy=0.8, position_bias=0.5, flip_q=0.1,
+    pairs, j0, _ = jk.sim.simulate_judgments(60, accuracy=0.8, position_bias=0.5, flip_q=0.1,
                                          tie_rate=0.1, repeats=2, judge_name="alpha", seed=0)
-    _, j1, _ = jk.simulate_judgments(pairs, accuracy=0.7, position_bias=-0.4, flip_q=0.2,
+    _, j1, _ = jk.sim.simulate_judgments(pairs, accuracy=0.7, position_bias=-0.4, flip_q=0.2,
                                      repeats=2, judge_name="beta", seed=1)
     j = pd.concat([j0, j1], ignore_index=True).sample(frac=1.0, random_state=0)
     j = j.reset_index(drop=True)

@@ -111,7 +111,7 @@ async def _hammer(url, seconds, workers, max_tokens_choices, seed):
 
 def test_admitted_requests_never_exceed_either_limit_in_any_window():
     rpm, tpm = 6, 3000
-    server = jk.SimServer(rpm=rpm, tpm=tpm, rate_window=WINDOW)
+    server = jk.sim.SimServer(rpm=rpm, tpm=tpm, rate_window=WINDOW)
     with server as url:
         ok, limited = asyncio.run(_hammer(url, 3 * WINDOW, 8, (10, 300, 700), seed=1))
         stats = server.stats
@@ -146,12 +146,12 @@ def test_admitted_requests_never_exceed_either_limit_in_any_window():
 def test_retry_after_is_the_wait_until_the_budget_frees(limit):
     # 3 requests fill the window, by count (rpm=3) or by tokens (each costs about 1/3 of tpm)
     max_tokens = 400
-    with jk.SimServer(rate_window=1.0) as url:              # measure one request's cost
+    with jk.sim.SimServer(rate_window=1.0) as url:              # measure one request's cost
         client = openai.OpenAI(base_url=url, api_key="sk-test", max_retries=0)
         cost = client.chat.completions.create(model="sim", messages=MSGS,
                                               max_tokens=max_tokens).usage.prompt_tokens + max_tokens
     kwargs = {"rpm": 3} if limit == "requests" else {"tpm": 3 * cost + cost // 2}
-    server = jk.SimServer(rate_window=WINDOW, **kwargs)
+    server = jk.sim.SimServer(rate_window=WINDOW, **kwargs)
     with server as url:
         client = openai.OpenAI(base_url=url, api_key="sk-test", max_retries=0)
 
@@ -190,7 +190,7 @@ def test_retry_after_is_the_wait_until_the_budget_frees(limit):
 
 
 def test_a_request_larger_than_tpm_is_refused_for_good_without_retry_after():
-    server = jk.SimServer(tpm=200, rate_window=WINDOW)
+    server = jk.sim.SimServer(tpm=200, rate_window=WINDOW)
     with server as url:
         client = openai.OpenAI(base_url=url, api_key="sk-test", max_retries=0)
         with pytest.raises(openai.RateLimitError) as info:
@@ -204,10 +204,10 @@ def test_a_request_larger_than_tpm_is_refused_for_good_without_retry_after():
 
 
 def test_refused_requests_do_not_shift_the_injected_faults():
-    faults = jk.Faults(rate_500=0.5, seed=3)
+    faults = jk.sim.Faults(rate_500=0.5, seed=3)
     raw = json.dumps({"model": "sim", "messages": MSGS}).encode()
     digest = body_digest({"model": "sim", "messages": MSGS})
-    with jk.SimServer(faults=faults, rpm=2, rate_window=0.4) as url:
+    with jk.sim.SimServer(faults=faults, rpm=2, rate_window=0.4) as url:
         statuses = []
         for _ in range(30):
             req = urllib.request.Request(f"{url}/chat/completions", data=raw,

@@ -44,7 +44,7 @@ def card() -> pd.DataFrame:
     """A real report card of two simulated judges with known opposite position biases."""
     frames = []
     for name, pb in (("first-lover", 1.2), ("second-lover", -1.2)):
-        pairs, judgments, _ = jk.simulate_judgments(
+        pairs, judgments, _ = jk.sim.simulate_judgments(
             300, accuracy=0.8, position_bias=pb, repeats=2, flip_q=0.05, judge_name=name, seed=3)
         frames.append(judgments)
     return jk.report_card(pd.concat(frames), pairs, n_boot=100)

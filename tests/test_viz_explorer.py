@@ -19,7 +19,7 @@ def _judges(seed: int, n: int = 80) -> tuple[pd.DataFrame, pd.DataFrame]:
     pairs = None
     for model, pb in (("steady", 0.0), ("eager", 1.5)):
         for template, acc in (("plain", 0.75), ("cot", 0.85)):
-            pairs, judgments, _ = jk.simulate_judgments(
+            pairs, judgments, _ = jk.sim.simulate_judgments(
                 n, accuracy=acc, position_bias=pb, repeats=3, flip_q=0.1,
                 judge_name=f"{model}/{template}", seed=seed)
             frames.append(judgments.assign(model=model, template=template))
@@ -166,7 +166,7 @@ def test_pair_card_alone(data):
 
 def test_estimators_that_cannot_change_the_view_are_not_offered():
     """One call per pair and order: the flip estimators and "first repeat" give the same card."""
-    pairs, judgments, _ = jk.simulate_judgments(60, position_bias=0.8, repeats=1, seed=3)
+    pairs, judgments, _ = jk.sim.simulate_judgments(60, position_bias=0.8, repeats=1, seed=3)
     ex = jk.viz.JudgeExplorer(judgments, pairs, n_boot=40)
     offered = list(ex.controls["estimator"].options)
     assert offered == [next(iter(jk.viz.ESTIMATORS)), "mean over 5 random splits, no CI (Wei et al.)"]

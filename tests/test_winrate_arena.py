@@ -73,7 +73,7 @@ def test_bradley_terry_recovers_known_ratings_with_honest_intervals():
 
 
 def test_arena_hard_score_is_the_bradley_terry_fit_of_the_weighted_battles():
-    sim = jk.simulate_arena_hard(4, 120, seed=5)
+    sim = jk.sim.simulate_arena_hard(4, 120, seed=5)
     scores = jk.arena_hard_scores(sim.judgments, sim.pairs, n_boot=0).set_index("model")["score"]
     # the published route: battles (a significant win 3 times), BT by logistic regression,
     # then the predicted win rate against the baseline
@@ -132,7 +132,7 @@ def test_markdown_is_counted_as_the_published_metadata_counts_it():
 
 
 def test_style_controlled_fit_equals_the_penalised_objective_minimised_by_scipy():
-    sim = jk.simulate_arena_hard(3, 80, seed=2)
+    sim = jk.sim.simulate_arena_hard(3, 80, seed=2)
     feats = jk.style_features(sim.pairs)
     pairs, judgments = sim.pairs, sim.judgments
     got = jk.bradley_terry(judgments, pairs, control="length", n_boot=0)
@@ -167,7 +167,7 @@ def test_fitter_holds_the_reference_and_refuses_disconnected_battles():
 
 
 def test_style_control_recovers_quality_when_the_judge_rewards_style():
-    sim = jk.simulate_arena_hard(10, 300, length_effect=1.5, markdown_effect=0.8, seed=3)
+    sim = jk.sim.simulate_arena_hard(10, 300, length_effect=1.5, markdown_effect=0.8, seed=3)
     boards = jk.arena_hard_scores(sim.judgments, sim.pairs, control=[None, "style"], n_boot=0)
     wide = boards.pivot(index="model", columns="control", values="score").drop("baseline")
     truth = sim.truth.set_index("model")["quality"]
@@ -177,7 +177,7 @@ def test_style_control_recovers_quality_when_the_judge_rewards_style():
     bt = jk.bradley_terry(sim.judgments, sim.pairs, weight=3, control="style", n_boot=0)
     assert bt["coef_length"].iloc[0] > 0.2 and bt["coef_list"].iloc[0] > 0.1
     # a style-blind judge: the controlled board stays where the raw one is
-    blind = jk.simulate_arena_hard(10, 300, length_effect=0, markdown_effect=0, seed=3)
+    blind = jk.sim.simulate_arena_hard(10, 300, length_effect=0, markdown_effect=0, seed=3)
     b = jk.arena_hard_scores(blind.judgments, blind.pairs, control=[None, "style"], n_boot=0)
     w = b.pivot(index="model", columns="control", values="score")
     assert (w["style"] - w["none"]).abs().max() < 2.5
@@ -186,7 +186,7 @@ def test_style_control_recovers_quality_when_the_judge_rewards_style():
 def test_heavy_tailed_lengths_are_named_and_do_not_move_the_controlled_score():
     import warnings
 
-    sim = jk.simulate_arena_hard(3, 400, length_effect=2.0, markdown_effect=0, seed=7)
+    sim = jk.sim.simulate_arena_hard(3, 400, length_effect=2.0, markdown_effect=0, seed=7)
     clean = sim.pairs.assign(len_a=sim.pairs["response_a"].str.len(),
                              len_b=sim.pairs["response_b"].str.len())
     tails = clean.copy()

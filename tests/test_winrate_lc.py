@@ -11,13 +11,13 @@ import judgekit as jk
 @pytest.fixture(scope="module")
 def soft():
     """A judge that reports the GLM's probability exactly: the fit must recover the truth."""
-    return jk.simulate_leaderboard(10, 300, soft=True, seed=11)
+    return jk.sim.simulate_leaderboard(10, 300, soft=True, seed=11)
 
 
 @pytest.fixture(scope="module")
 def binary():
     """Verdicts drawn from the GLM (p_a missing): recovery within the sampling error."""
-    sim = jk.simulate_leaderboard(16, 300, seed=5)
+    sim = jk.sim.simulate_leaderboard(16, 300, seed=5)
     diff = jk.instruction_difficulty(sim.judgments, sim.pairs)
     lb = jk.lc_win_rates(sim.judgments, sim.pairs, difficulty=diff, n_boot=100, seed=1)
     return sim, diff, lb
@@ -60,7 +60,7 @@ def test_bootstrap_se_matches_the_spread_over_replicated_leaderboards_and_sem_fi
     models = ["model_1", "model_2", "model_4"]
     lcs, ses, sems = [], [], []
     for rep in range(16):
-        sim = jk.simulate_leaderboard(6, 200, theta=[-2, -1.5, -1, -0.5, 0, 0.5], seed=100 + rep)
+        sim = jk.sim.simulate_leaderboard(6, 200, theta=[-2, -1.5, -1, -0.5, 0, 0.5], seed=100 + rep)
         lb = jk.lc_win_rates(sim.judgments, sim.pairs, seed=rep, **kw).set_index("model")
         lcs.append(lb.loc[models, "lc_win_rate"].to_numpy())
         ses.append(lb.loc[models, "lc_se"].to_numpy())
@@ -167,7 +167,7 @@ def test_row_order_does_not_matter(soft):
 
 
 def test_refitting_gamma_in_the_bootstrap_gives_a_similar_standard_error():
-    sim = jk.simulate_leaderboard(6, 200, seed=8)
+    sim = jk.sim.simulate_leaderboard(6, 200, seed=8)
     kw = dict(difficulty_l2=1.0, l2=0.1, n_boot=30, seed=3)
     fixed = jk.lc_win_rates(sim.judgments, sim.pairs, **kw).set_index("model")
     refit = jk.lc_win_rates(sim.judgments, sim.pairs, bootstrap_difficulty=True, **kw).set_index("model")

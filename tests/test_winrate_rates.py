@@ -160,7 +160,7 @@ def test_several_judges_get_separate_rows(small):
 
 def test_nothing_usable_gives_nan_and_a_warning_not_a_zero_division():
     # the reliability repro: every verdict missing, or preference="prob" without p_a
-    lb = jk.simulate_leaderboard(3, 60, seed=0)
+    lb = jk.sim.simulate_leaderboard(3, 60, seed=0)
     for j, kw, why in ((lb.judgments.assign(verdict=None, p_a=np.nan), {}, "every verdict is missing"),
                        (lb.judgments.assign(p_a=np.nan), {"preference": "prob"}, "needs p_a")):
         with pytest.warns(jk.MetricWarning, match=rf"judge 'sim-judge' and model\(s\) \['model_0'.*{why}"):
@@ -223,7 +223,7 @@ def _prepare_reference(judgments, pairs, baseline):
 def test_vectorised_preparation_equals_the_groupby_version():
     from judgekit.winrate._data import prepare
 
-    sim = jk.simulate_leaderboard(4, 80, soft=True, seed=3)
+    sim = jk.sim.simulate_leaderboard(4, 80, soft=True, seed=3)
     j = sim.judgments.copy()
     rng = np.random.default_rng(0)
     j.loc[rng.random(len(j)) < 0.2, "p_a"] = np.nan

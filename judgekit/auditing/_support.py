@@ -17,8 +17,8 @@ __all__ = ["prepare"]
 
 def prepare(judgments: Any, pairs: Any, judge: str | None, fmt: str, read_options: dict
              ) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
-    from judgekit.data.read_auto import read_any
-    from judgekit.data.read_table import split_tables
+    from judgekit.data.formats import read_any
+    from judgekit.data.table import split_tables
 
     source = "tables in memory"
     columns = None if isinstance(judgments, (str, Path)) else read_options.pop("columns", None)

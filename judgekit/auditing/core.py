@@ -115,7 +115,7 @@ class Audit:
         Examples
         --------
         >>> import judgekit as jk
-        >>> pairs, judgments, _ = jk.simulate_judgments(200, repeats=2, seed=0)
+        >>> pairs, judgments, _ = jk.sim.simulate_judgments(200, repeats=2, seed=0)
         >>> jk.audit(judgments, pairs, n_boot=0).summary()
         '1 judge, 200 pairs, 800 judgments: 6 of 7 sections measured; 0 problems, 0 warnings, 9 inconclusive'
         """
@@ -136,7 +136,7 @@ class Audit:
         Examples
         --------
         >>> import judgekit as jk
-        >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+        >>> pairs, judgments, _ = jk.sim.simulate_judgments(50, seed=0)
         >>> print(jk.audit(judgments, pairs, n_boot=0).to_measure_more()["stability"])
         repeats: ask the identical request (same pair, order and judge settings) at least twice, and number the answers in a 'repeat' column (0, 1, ...); jk.run_judges(..., repeats=2) does this
         """
@@ -154,7 +154,7 @@ class Audit:
         Examples
         --------
         >>> import judgekit as jk
-        >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+        >>> pairs, judgments, _ = jk.sim.simulate_judgments(50, seed=0)
         >>> jk.audit(judgments, pairs, n_boot=0).png("consistency", "position_consistency")[:4]
         b'\\x89PNG'
         """
@@ -183,7 +183,7 @@ class Audit:
         Examples
         --------
         >>> import judgekit as jk
-        >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+        >>> pairs, judgments, _ = jk.sim.simulate_judgments(50, seed=0)
         >>> page = jk.audit(judgments, pairs, n_boot=0).to_html()
         >>> page.startswith("<!DOCTYPE html>"), "<script" in page
         (True, False)
@@ -225,7 +225,7 @@ class Audit:
         Examples
         --------
         >>> import tempfile, judgekit as jk
-        >>> pairs, judgments, _ = jk.simulate_judgments(100, seed=0)
+        >>> pairs, judgments, _ = jk.sim.simulate_judgments(100, seed=0)
         >>> page = jk.audit(judgments, pairs, n_boot=0).save(tempfile.mkdtemp())
         >>> page.name, sorted(p.name for p in (page.parent / "tables").iterdir())[:2]
         ('index.html', ['accuracy-accuracy.csv', 'accuracy-length_bias.csv'])

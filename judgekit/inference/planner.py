@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from judgekit._deprecation import moved_method
 from judgekit._stamp import stamped
 from judgekit.inference import _fit, _prepare
 
@@ -39,8 +40,8 @@ class LabelPlan:
     title : str
         What the plan is for, as a chart title.
     chart : altair.LayerChart
-        Half-width against ``axis``, one line per design, the target as a rule: drawn on first
-        use by :func:`judgekit.viz.plan_chart`.
+        Deprecated: ``jk.viz.plan_chart(plan)`` draws the plan (half-width against ``axis``,
+        one line per design, the target as a rule); ``plan.chart`` still does, with a warning.
     """
 
     table: pd.DataFrame
@@ -50,13 +51,8 @@ class LabelPlan:
     axis: str = "n_labels"
     title: str = ""
 
-    @property
-    def chart(self) -> Any:
-        """The plan drawn by :func:`judgekit.viz.plan_chart`, each time it is asked for (the plan
-        itself is tables; altair is imported by the first drawing)."""
-        from judgekit.viz.inference import plan_chart
-
-        return plan_chart(self)
+    #: Moved to judgekit.viz (issue 24): the plan is tables; jk.viz.plan_chart draws it.
+    chart = property(moved_method("LabelPlan.chart", "judgekit.viz.inference", "plan_chart"))
 
 
 @dataclass(frozen=True)
@@ -393,7 +389,7 @@ def plan_bias(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(400, position_bias=0.8, flip_q=0.1,
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(400, position_bias=0.8, flip_q=0.1,
     ...                                             repeats=3, seed=0)
     >>> plan = jk.plan_bias(judgments, pairs, half_width=0.03, n_boot=200)
     >>> plan.answer[["repeats", "labels_needed"]].to_dict("records")  # doctest: +SKIP

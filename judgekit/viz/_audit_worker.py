@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from judgekit.auditing.core import Audit, Section
+# An audit and its sections are judgekit.auditing's Audit and Section; viz sits below auditing
+# in the layers, so they are typed Any here (nothing of auditing is imported).
+Audit = Section = Any
 
 __all__: list[str] = []
 

@@ -15,12 +15,13 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
-if TYPE_CHECKING:
-    from judgekit.auditing.core import Audit, Section
+# An audit and its sections are judgekit.auditing's Audit and Section; viz sits below auditing
+# in the layers, so they are typed Any here (nothing of auditing is imported).
+Audit = Section = Any
 
 __all__ = ["audit_charts", "audit_page", "save_audit"]
 

@@ -42,7 +42,7 @@ def ppi_chart(rates: pd.DataFrame, *, truth: float | None = None, title: str | N
     >>> rng = np.random.default_rng(0)
     >>> y = rng.binomial(1, 0.6, 2000).astype(float)
     >>> f = np.where(rng.random(2000) < 0.8, y, 1 - y)
-    >>> chart = jk.ppi_chart(jk.ppi_mean(np.where(np.arange(2000) < 100, y, np.nan), f), truth=0.6)
+    >>> chart = jk.viz.ppi_chart(jk.ppi_mean(np.where(np.arange(2000) < 100, y, np.nan), f), truth=0.6)
     >>> chart.to_dict()["layer"][0]["mark"]["type"]
     'rule'
     >>> chart.to_dict()["title"]["subtitle"]

@@ -1,21 +1,20 @@
 """Decoding rendered requests: recover a template's fields from the messages it rendered.
 
 The simulated server reads a request back into the prompt, the responses in their positions and
-the option IDs with these regexes. Each template's text becomes one regular expression in which
-every placeholder is a named group (a backreference when it occurs again).
+the option IDs with these regexes: the reverse of :meth:`Template.render
+<judgekit.judging.templates.Template.render>`, which only a simulated judge needs. Each template's
+text becomes one regular expression in which every placeholder is a named group (a backreference
+when it occurs again).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from judgekit.judging.templates import Template
+from judgekit.judging.templates import PLACEHOLDER, Template
 
-__all__ = ["PLACEHOLDER", "compiled_regexes", "decode_request"]
-
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+__all__ = ["decode_request", "request_regexes"]
 
 
 def _is_response(name: str) -> bool:
@@ -30,9 +29,40 @@ def _is_option(name: str) -> bool:
     return re.fullmatch(r"t[1-4]", name) is not None
 
 
-def decode_request(template: Template, n: int, system: str, user: str) -> dict[str, Any] | None:
+def decode_request(template: Template, system: str, user: str) -> dict[str, Any] | None:
+    """Recover prompt, responses (display order), IDs, ties and notes from rendered texts.
+
+    Parameters
+    ----------
+    template : Template
+        The template that may have rendered the texts.
+    system, user : str
+        The system and user messages of a chat request.
+
+    Returns
+    -------
+    dict or None
+        The rendered fields; None when the texts were not rendered from ``template``.
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> t = jk.get_template("shen_hh")
+    >>> msgs = t.render("hi", ["one", "two"], ids=["B", "A"], user_note="Note.")
+    >>> d = jk.sim.decode_request(t, msgs[0]["content"], msgs[1]["content"])
+    >>> d["responses"], d["ids"], d["user_note"]
+    (['one', 'two'], ['B', 'A'], 'Note.')
+    """
+    for n in range(template.max_responses, 1, -1):
+        out = _decode_with(template, n, system, user)
+        if out is not None:
+            return out
+    return None
+
+
+def _decode_with(template: Template, n: int, system: str, user: str) -> dict[str, Any] | None:
     """The fields of ``template`` rendered with ``n`` responses, or None when it did not render them."""
-    sys_rx, user_rx = compiled_regexes(template, n)
+    sys_rx, user_rx = request_regexes(template, n)
     mu = user_rx.match(user)
     if mu is None:
         return None
@@ -124,7 +154,34 @@ def _regex_for(template: Template, text: str, n: int, seen: set[str]) -> str:
 _CACHE: dict[tuple[Template, int], tuple[re.Pattern[str], re.Pattern[str]]] = {}
 
 
-def compiled_regexes(template: Template, n: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+def request_regexes(template: Template, n: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Regexes that recover the fields ``template`` rendered with ``n`` responses.
+
+    Each placeholder of the template's text is a named group (a backreference where it occurs
+    again); a note appended to a message is the group ``system_note`` or ``user_note``. Compiled
+    once per template and ``n``.
+
+    Parameters
+    ----------
+    template : Template
+        The template.
+    n : int
+        The number of responses shown (2 to ``template.max_responses``).
+
+    Returns
+    -------
+    tuple of re.Pattern
+        The regexes of the system message and of the user message.
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> t = jk.get_template("mtbench_pair")
+    >>> system_rx, user_rx = jk.sim.request_regexes(t, 2)
+    >>> msgs = t.render("What is 2+2?", ["4", "5"])
+    >>> user_rx.match(msgs[-1]["content"])["prompt"]
+    'What is 2+2?'
+    """
     key = (template, n)
     hit = _CACHE.get(key)
     if hit is not None:

@@ -28,7 +28,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judgekit._jsonfile import parse_json, parse_jsonl
 from judgekit._stamp import stamped
+from judgekit.data._common import read_file, reads
 from judgekit.schema import validate_judgments, validate_pairs
 
 __all__ = ["crowd_agreement", "read_arena_battles"]
@@ -72,11 +74,8 @@ def _winner(r: dict, where: str) -> str:
 
 
 def _records(path: Path) -> list[dict]:
-    from judgekit._jsonfile import parse_json, parse_jsonl
-    from judgekit.data.readers import _read
-
     name = path.name.lower().removesuffix(".gz")
-    data = _read(path)
+    data = read_file(path)
     if name.endswith((".csv", ".tsv")):
         try:
             return pd.read_csv(io.BytesIO(data), sep="," if name.endswith(".csv") else "\t",
@@ -139,6 +138,40 @@ def _texts(r: dict, where: str) -> tuple[str, str, str]:
                      "response_a and response_b)")
 
 
+def _by_record(record: dict) -> str | None:
+    if not is_arena_record(record):
+        return None
+    return ("its records are Chatbot Arena battles (model_a, model_b, winner, "
+            + ", ".join(k for k in ARENA_MARKS if k in record)[:60] + ")")
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    try:
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(io.BytesIO(read_file(path))).names)
+    except Exception:  # not decided here: the reader chosen says what is wrong with the file
+        return []
+
+
+def _by_header(path: Path, name: str) -> str | None:
+    if (".parquet" in name or name.endswith((".pq", ".pq.gz"))) and is_arena_record(
+            dict.fromkeys(_parquet_columns(path), "")):
+        return "its columns are Chatbot Arena battles' (model_a, model_b, winner)"
+    if ".csv" in name:
+        header = read_file(path).split(b"\n", 1)[0].decode("utf-8", "replace")
+        if is_arena_record(dict.fromkeys((c.strip().strip('"') for c in header.split(",")), "")):
+            return ("its columns are Chatbot Arena battles' (model_a, model_b, "
+                    "winner_model_a, winner_model_b, winner_tie)")
+    return None
+
+
+# read_any reads battles as the crowd's judgments without labels: a label made of the same votes
+# would make the crowd agree with itself (pass the file as pairs= of a judge's verdicts to audit
+# against the crowd)
+@reads("arena-battles", "jk.read_arena_battles: Chatbot Arena battles (crowd votes), as the "
+       "crowd's judgments", rank=20, by_record=_by_record, by_header=_by_header,
+       defaults={"labels": False})
 @stamped
 def read_arena_battles(
     path: str | Path | pd.DataFrame | Iterable[dict],

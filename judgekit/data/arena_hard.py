@@ -1,4 +1,4 @@
-"""Read Arena-Hard-Auto judgment files as judgekit's two tables."""
+"""Arena-Hard-Auto: read its judgment files (``model_judgment/<judge>/<model>.jsonl``) as judgekit's two tables."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pandas as pd
 
 from judgekit._stack import caller_level
 from judgekit._stamp import stamped
-from judgekit.data.readers import _find, _jsonl
+from judgekit.data._common import find_files, jsonl_file, reads
 from judgekit.schema import validate_judgments, validate_pairs
 
 __all__ = ["read_arena_hard"]
@@ -122,7 +122,7 @@ def _load_texts(bench: Path | None, questions: str | Path | None, answers: str |
         bench / "question.jsonl" if bench is not None else None)
     qs: dict[str, dict] = {}
     if q_path is not None and q_path.is_file():
-        for r in _jsonl(q_path):
+        for r in jsonl_file(q_path):
             if _qid(r) is not None:
                 qs[_qid(r)] = {"text": _question_text(r), "category": r.get("category")}
     elif questions is not None:
@@ -132,7 +132,7 @@ def _load_texts(bench: Path | None, questions: str | Path | None, answers: str |
     ans: dict[str, dict[str, tuple]] = {}
     if a_dir is not None and a_dir.is_dir():
         for f in sorted(a_dir.glob("*.jsonl")):
-            for r in _jsonl(f):
+            for r in jsonl_file(f):
                 model = str(r.get("model_id") or r.get("model") or f.stem).split("/")[-1]
                 text = _answer_text(r)
                 qid = _qid(r)
@@ -219,6 +219,10 @@ def _short(names: list[str], k: int = 5) -> str:
     return ", ".join(sorted(names)[:k]) + (f" and {len(names) - k} more" if len(names) > k else "")
 
 
+@reads("arena-hard", "jk.read_arena_hard: Arena-Hard-Auto judgment JSONL with games", rank=10,
+       layout="Arena-Hard judgment JSONL",
+       by_record=lambda record: "its records have Arena-Hard's 'games'" if "games" in record else None,
+       folder_of_records=lambda reason: "the folder holds judgment files with Arena-Hard's 'games'")
 @stamped
 def read_arena_hard(
     path: str | Path,
@@ -317,7 +321,7 @@ def read_arena_hard(
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"{root} does not exist")
-    files = _find(root, ("*.jsonl", "*.jsonl.gz"), "*.jsonl") if root.is_dir() else [root]
+    files = find_files(root, ("*.jsonl", "*.jsonl.gz"), "*.jsonl") if root.is_dir() else [root]
     loaded: dict[Path | None, tuple[dict, dict]] = {}
     pair_index: dict[str, int] = {}
     pair_rows: list[tuple] = []       # one tuple per pair, in the order of _PAIR_COLUMNS
@@ -329,7 +333,7 @@ def read_arena_hard(
     seen: dict[Path, str | None] = {}  # the baseline found in each file's first judge prompt
     with _no_cyclic_gc():  # ~70,000 records, and as many rows, none of them cyclic
         for f in files:
-            records = _jsonl(f)
+            records = jsonl_file(f)
             if root.is_dir() and records and not (isinstance(records[0], dict) and "games" in records[0]):
                 continue  # question / answer files beside the judgments
             bench = _bench_of(f)

@@ -89,7 +89,7 @@ def simulate_leaderboard(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth, gamma = jk.simulate_leaderboard(3, 50, seed=0)
+    >>> pairs, judgments, truth, gamma = jk.sim.simulate_leaderboard(3, 50, seed=0)
     >>> len(pairs), sorted(truth.index)
     (150, ['model_0', 'model_1', 'model_2'])
     """

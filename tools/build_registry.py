@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m judgekit.data._build_registry /path/to/mirror
+    python tools/build_registry.py /path/to/mirror
 
 The registry holds addresses and checksums only, never data. Files that live outside GitHub, or
 whose checksum is not published (the online-only sets), are listed in ``_ONLINE`` below with an
@@ -94,9 +94,9 @@ def main(argv: list[str]) -> int:
     elif os.environ.get("JUDGEKIT_DATA_MIRROR"):
         mirror = Path(os.environ["JUDGEKIT_DATA_MIRROR"])
     else:
-        print("usage: python -m judgekit.data._build_registry MIRROR_DIR (or set JUDGEKIT_DATA_MIRROR)")
+        print("usage: python tools/build_registry.py MIRROR_DIR (or set JUDGEKIT_DATA_MIRROR)")
         return 2
-    out = Path(__file__).with_name("registry.tsv")
+    out = Path(__file__).resolve().parents[1] / "judgekit" / "data" / "registry.tsv"
     rows = build(mirror)
     with open(out, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")

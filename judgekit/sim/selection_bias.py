@@ -20,7 +20,7 @@ from judgekit._stamp import stamped
 from judgekit.calibration.baselines import content_free_pairs
 from judgekit.calibration.calibrate import calibrate
 from judgekit.calibration.selection_bias import selection_bias_metrics
-from judgekit.data.simulate import SimJudge, simulate_judgments, simulate_pairs
+from judgekit.sim.judge import SimJudge, simulate_judgments, simulate_pairs
 
 __all__ = [
     "STUDY_METHODS",
@@ -38,7 +38,7 @@ class IDLapseJudge(SimJudge):
     """A simulated judge that, with probability ``id_lapse``, answers option ID t1 whatever it reads.
 
     P(first) = (1 − ε) σ(u) + ε · 1[the first position carries t1], where u is the
-    :class:`~judgekit.SimJudge` logit. Unlike ``token_bias`` (a shift of the logit, i.e. a
+    :class:`~judgekit.sim.SimJudge` logit. Unlike ``token_bias`` (a shift of the logit, i.e. a
     division of the odds, which is exactly Pride's model), a lapse is not removed by dividing out
     a prior; a monotone map of P(t1) still removes it.
 
@@ -99,7 +99,7 @@ def _memory_runner(pairs: pd.DataFrame, judge: SimJudge, name: str) -> pd.DataFr
 def server_runner(template: str = "calibraeval_default", **options: Any) -> Runner:
     """A study runner that judges through the engine and the simulated OpenAI-compatible server.
 
-    Each call starts :class:`judgekit.SimServer` with the judge on a loopback port and runs
+    Each call starts :class:`judgekit.sim.SimServer` with the judge on a loopback port and runs
     :func:`judgekit.run_judges` with the ``template`` in all four arrangements, so ``p_a`` comes
     from the verdict token's logprobs in real HTTP responses. ``options`` go to ``run_judges``
     (default: no cache, no progress bar).
@@ -107,13 +107,14 @@ def server_runner(template: str = "calibraeval_default", **options: Any) -> Runn
     Examples
     --------
     >>> import judgekit as jk
-    >>> from judgekit.calibration.study import server_runner
-    >>> pairs = jk.simulate_pairs(3, seed=0)
-    >>> j = server_runner()(pairs, jk.SimJudge(token_bias=1.0), "sim")
+    >>> from judgekit.sim.selection_bias import server_runner
+    >>> pairs = jk.sim.simulate_pairs(3, seed=0)
+    >>> j = server_runner()(pairs, jk.sim.SimJudge(token_bias=1.0), "sim")
     >>> sorted(map(tuple, j[["order", "id_swap"]].drop_duplicates().values.tolist()))
     [('ab', False), ('ab', True), ('ba', False), ('ba', True)]
     """
-    from judgekit.judging import Judge, SimServer, run_judges
+    from judgekit.judging import Judge, run_judges
+    from judgekit.sim.server import SimServer
 
     opts = {"cache": False, "progress": False, **options}
 
@@ -149,7 +150,7 @@ def selection_bias_study(
     Parameters
     ----------
     n_pairs : int
-        Labelled synthetic pairs (:func:`judgekit.simulate_pairs`), judged in X0..X3.
+        Labelled synthetic pairs (:func:`judgekit.sim.simulate_pairs`), judged in X0..X3.
     judges : mapping of str to SimJudge, optional
         Scenario name → judge; default :func:`study_judges`.
     methods : mapping, optional
@@ -179,7 +180,7 @@ def selection_bias_study(
 
     Examples
     --------
-    >>> from judgekit.calibration.study import selection_bias_study, study_judges
+    >>> from judgekit.sim.selection_bias import selection_bias_study, study_judges
     >>> out = selection_bias_study(100, judges={"token": study_judges()["(i) ID token bias"]},
     ...                            methods={"raw": None, "noa": {"method": "noa", "max_iter": 30}},
     ...                            n_content_free=5, n_boot=0)
@@ -293,7 +294,7 @@ def noisy_arrangement_judgments(
 
     Examples
     --------
-    >>> from judgekit.calibration.study import noisy_arrangement_judgments
+    >>> from judgekit.sim.selection_bias import noisy_arrangement_judgments
     >>> j = noisy_arrangement_judgments(3, token_bias=1.0, seed=0)
     >>> j[["order", "id_swap"]].drop_duplicates().shape[0], len(j)
     (4, 12)
@@ -364,7 +365,7 @@ def probability_study(
 
     Examples
     --------
-    >>> from judgekit.calibration.study import probability_study
+    >>> from judgekit.sim.selection_bias import probability_study
     >>> t = probability_study((300,), scenarios={"token bias": (1.0, 0.0)})
     >>> t.set_index("method")["rmse_unbiased"].round(2).to_dict()
     {'raw': 0.17, 'noa': 0.01, 'noa (paper)': 0.27}

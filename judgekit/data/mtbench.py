@@ -1,5 +1,24 @@
-"""Read FastChat MT-Bench judgment files (``llm_judge``) as judgekit's two tables.
+"""MT-Bench: the published human and GPT-4 judgments (``load``), and FastChat's judgment files
+(:func:`read_mtbench`).
 
+The dataset ``mtbench_human`` holds the MT-Bench human judgments and GPT-4 pair judgments
+(Zheng et al., 2023). Online only.
+
+Upstream: Hugging Face ``lmsys/mt_bench_human_judgments`` (CC-BY-4.0), parquet conversions of the
+``human`` (3.3k expert votes) and ``gpt4_pair`` splits, with ``question_id``, ``model_a``,
+``model_b``, ``winner`` ("model_a", "model_b", "tie", "tie (bothbad)"), ``judge``,
+``conversation_a`` / ``conversation_b`` (lists of ``{"role", "content"}``) and ``turn`` (1 or 2).
+Trusted on first use.
+
+One pair per (question, model_a, model_b, turn); turn-2 pairs show both turns as
+"[Turn 1] ... [Turn 2] ...". The pair's label is the human majority (missing when humans did
+not judge it or split evenly). Every vote, human or GPT-4, is a row of the judgments table:
+``judge`` is the upstream judge id (``"gpt4_pair"``, ``"author_3"``, ``"expert_12"``, ...),
+``judge_type`` "human" or "gpt-4". Upstream records one consolidated verdict per vote without
+the shown order, so ``order`` is "ab" (the GPT-4 pair verdicts were themselves made in both
+orders and reconciled by the MT-Bench authors).
+
+The reader reads FastChat MT-Bench judgment files (``llm_judge``) as judgekit's two tables.
 Three layouts, as FastChat writes and publishes them:
 
 - pairwise judgments (``model_judgment/gpt-4_pair.jsonl``): one line per (question, model_1,
@@ -18,22 +37,90 @@ along FastChat's prompt templates.
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import re
 import warnings
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from judgekit._stack import caller_level
 from judgekit._stamp import stamped
-from judgekit.data import mtbench_human as _human
-from judgekit.data.readers import _json, _jsonl, _read
+from judgekit.data._common import json_file, jsonl_file, read_file, reads
+from judgekit.data.fetch import lookup, read_bytes
 from judgekit.schema import validate_judgments, validate_pairs
 
 __all__ = ["read_mtbench"]
+
+_VOTE_WINNER = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "tie"}
+
+
+def _turns(conversation: object, role: str) -> list[str]:
+    return [str(m["content"]) for m in list(conversation) if m["role"] == role]
+
+
+def _join(parts: list[str]) -> str:
+    if len(parts) == 1:
+        return parts[0]
+    return "\n\n".join(f"[Turn {k}]\n{p}" for k, p in enumerate(parts, start=1))
+
+
+def load(*, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """MT-Bench pairs with human-majority labels, and every human and GPT-4 vote."""
+    frames = []
+    for split, kind in (("human", "human"), ("gpt4_pair", "gpt-4")):
+        entry = lookup("mtbench_human", f"lmsys/mt_bench_human_judgments/{split}.parquet")
+        frames.append(pd.read_parquet(io.BytesIO(read_bytes(entry, progress=progress)))
+                      .assign(judge_type=kind))
+    return tables_from_votes(pd.concat(frames, ignore_index=True))
+
+
+def tables_from_votes(votes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Pairs and judgments from MT-Bench votes (the columns of the upstream splits, plus
+    ``judge_type`` "human" or "gpt-4"); see the module docstring."""
+    pairs: dict[str, dict] = {}
+    judg = {"pair_id": [], "judge": [], "verdict": [], "judge_type": [], "raw": []}
+    human: dict[str, list[str]] = {}
+    for r in votes.to_dict("records"):
+        turn = int(r["turn"])
+        pid = f"mtbench/{r['question_id']}/{r['model_a']}/{r['model_b']}/{turn}"
+        if pid not in pairs:
+            questions = _turns(r["conversation_a"], "user")[:turn]
+            pairs[pid] = {
+                "pair_id": pid, "prompt": _join(questions),
+                "response_a": _join(_turns(r["conversation_a"], "assistant")[:turn]),
+                "response_b": _join(_turns(r["conversation_b"], "assistant")[:turn]),
+                "model_a": r["model_a"], "model_b": r["model_b"], "dataset": "mtbench_human",
+                "task": f"turn {turn}", "instruction_id": str(r["question_id"]), "turn": turn,
+            }
+        verdict = _VOTE_WINNER.get(str(r["winner"]))
+        if verdict is None:
+            raise ValueError(f"mtbench_human: unexpected winner {r['winner']!r} for {pid}")
+        judg["pair_id"].append(pid)
+        judg["judge"].append(str(r["judge"]))
+        judg["verdict"].append(verdict)
+        judg["judge_type"].append(r["judge_type"])
+        judg["raw"].append(str(r["winner"]))
+        if r["judge_type"] == "human":
+            human.setdefault(pid, []).append(verdict)
+    for pid, row in pairs.items():
+        counts = Counter(human.get(pid, [])).most_common()
+        row["label"] = counts[0][0] if counts and (len(counts) == 1 or counts[1][1] < counts[0][1]) else None
+        row["n_human"] = len(human.get(pid, []))
+    judgments = pd.DataFrame(judg)
+    judgments.insert(2, "order", "ab")
+    # the same judge may vote on the same pair more than once: number those votes
+    judgments.insert(3, "repeat", judgments.groupby(["pair_id", "judge"]).cumcount().astype(np.int64))
+    judgments.insert(5, "p_a", float("nan"))
+    return pd.DataFrame(list(pairs.values())), judgments
+
+
+# ------------------------------------------------------------------ FastChat's judgment files
 
 #: FastChat's margin under which two single-answer scores are a tie (``TIE_DELTA``).
 TIE_DELTA = 0.1
@@ -66,10 +153,6 @@ _SINGLE_1 = re.compile(
 _SINGLE_2 = re.compile(r"\A" + _REF2 + _conversation("A", "a1", "a2") + r"\Z", _S)
 
 
-def _join(parts: list[str]) -> str:
-    return _human._join(parts)
-
-
 def _layout_of(records: list) -> str:
     first = records[0] if records else {}
     if not isinstance(first, dict):
@@ -88,14 +171,14 @@ def _layout_of(records: list) -> str:
 
 def _records(path: Path) -> list:
     if path.name.endswith((".jsonl", ".jsonl.gz")):
-        return _jsonl(path)
-    data = _read(path).lstrip()
+        return jsonl_file(path)
+    data = read_file(path).lstrip()
     if data[:1] == b"[":
-        records = _json(path)
+        records = json_file(path)
         if not isinstance(records, list):
             raise ValueError(f"{path}: expected a JSON list of records")
         return records
-    return _jsonl(path)
+    return jsonl_file(path)
 
 
 def _judge_name(judge: object) -> tuple[str, str | None]:
@@ -121,7 +204,7 @@ class _Texts:
             bench / "question.jsonl" if bench is not None else None)
         qs: dict[str, dict] = {}
         if q_path is not None and q_path.is_file():
-            for r in _jsonl(q_path):
+            for r in jsonl_file(q_path):
                 qid = str(r.get("question_id"))
                 turns = [t["content"] if isinstance(t, dict) else t for t in r.get("turns", [])]
                 qs[qid] = {"turns": [str(t) for t in turns], "category": r.get("category"),
@@ -136,7 +219,7 @@ class _Texts:
             answer_files = [Path(a) for a in ([answers] if isinstance(answers, (str, Path)) else answers)]
         ans: dict[str, dict[str, list[str]]] = {}
         for f in answer_files:
-            for r in _jsonl(f):
+            for r in jsonl_file(f):
                 model = str(r.get("model_id") or r.get("model") or f.stem)
                 try:
                     turns = r["choices"][0]["turns"]
@@ -331,6 +414,23 @@ def _files(path: str | Path | Iterable[str | Path]) -> list[Path]:
     return files
 
 
+def _by_record(record: dict) -> str | None:
+    keys = set(record)
+    if {"g1_winner", "g2_winner"} <= keys:
+        return "its records are FastChat pairwise judgments (g1_winner, g2_winner)"
+    if {"winner", "conversation_a", "conversation_b"} <= keys:
+        return "its records are MT-Bench human votes (winner, conversation_a/b)"
+    if {"score", "model", "question_id", "judgment"} <= keys:
+        return "its records are FastChat single-answer grades (score)"
+    return None
+
+
+# rank 30: after Chatbot Arena battles (rank 20), whose records also carry winner and
+# conversation_a/b
+@reads("mtbench", "jk.read_mtbench: FastChat MT-Bench pairwise, human or single-answer judgments",
+       rank=30, by_record=_by_record, layout="FastChat judgment JSONL",
+       folder_of_records=lambda reason: ("the folder holds FastChat judgment files ("
+                                         + reason.removeprefix("its records are ") + ")"))
 @stamped
 def read_mtbench(
     path: str | Path | Iterable[str | Path],
@@ -438,7 +538,7 @@ def read_mtbench(
         votes["judge_type"] = ["gpt-4" if isinstance(j, (list, tuple)) or str(j).startswith("gpt")
                                else "human" for j in votes["judge"]]
         votes["judge"] = [j[0] if isinstance(j, (list, tuple)) and j else j for j in votes["judge"]]
-        pairs, judgments = _human.tables_from_votes(votes)
+        pairs, judgments = tables_from_votes(votes)
     else:
         if layout == "single" and not single_as_pairs:
             raise ValueError(

@@ -81,7 +81,7 @@ def simulate_arena_hard(
     Examples
     --------
     >>> import judgekit as jk
-    >>> sim = jk.simulate_arena_hard(4, 50, seed=1)
+    >>> sim = jk.sim.simulate_arena_hard(4, 50, seed=1)
     >>> len(sim.pairs), len(sim.judgments), sim.truth["quality_rank"].tolist()
     (200, 400, [4, 3, 2, 1])
     """

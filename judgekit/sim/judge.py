@@ -1,7 +1,7 @@
 """A simulated pairwise judge whose true parameters are known.
 
 Every estimator in judgekit is tested by recovering the parameters given to this generative model,
-and the simulated judge server (:mod:`judgekit.sim`) answers real HTTP requests with
+and the simulated judge server (:mod:`judgekit.sim.server`) answers real HTTP requests with
 it. Both use the same functions here, so a verdict drawn in memory and one returned over HTTP for
 the same pair, arrangement, repeat and seed are identical.
 
@@ -412,10 +412,10 @@ def simulate_pairs(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(3, seed=1)
+    >>> pairs = jk.sim.simulate_pairs(3, seed=1)
     >>> list(pairs.columns)[:5]
     ['pair_id', 'prompt', 'response_a', 'response_b', 'label']
-    >>> pairs = jk.simulate_pairs(2000, human_prefers_longer=0.8, seed=1)
+    >>> pairs = jk.sim.simulate_pairs(2000, human_prefers_longer=0.8, seed=1)
     >>> preferred_longer = (pairs["len_a"] > pairs["len_b"]) == (pairs["label"] == "a")
     >>> round(float(preferred_longer.mean()), 2)
     0.8
@@ -503,7 +503,7 @@ def simulate_judgments(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(200, accuracy=0.8, position_bias=1.0,
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(200, accuracy=0.8, position_bias=1.0,
     ...                                                 repeats=3, flip_q=0.1, seed=0)
     >>> judgments.groupby("order").size().to_dict()
     {'ab': 600, 'ba': 600}

@@ -1,5 +1,9 @@
-"""Read judgments exported from any pipeline (CSV, TSV, JSON, JSON lines, parquet) as judgekit's
-two tables, with a column mapping."""
+"""Your own table of judgments: read judgments exported from any pipeline (CSV, TSV, JSON, JSON
+lines, parquet) as judgekit's two tables, with a column mapping.
+
+The reading of a person's column names and spellings (:func:`judgekit.data._tidy.tidy`) is its
+own module: this format's second half, and the side spellings the metrics share.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import pandas as pd
 from judgekit._jsonfile import parse_json, parse_jsonl
 from judgekit._stamp import stamped
 from judgekit.data import _tidy
-from judgekit.data.readers import _read
+from judgekit.data._common import read_file, reads
 from judgekit.schema import (
     JUDGMENT_COLUMNS,
     JUDGMENT_OPTIONAL,
@@ -90,7 +94,7 @@ def _read_file(path: Path, dtype: dict[str, type]) -> pd.DataFrame:
     if kind is None:
         raise ValueError(f"{path}: cannot tell the format from {suffix or 'no suffix'!r}; judgekit "
                          f"reads {', '.join(sorted(SUFFIXES))} (each optionally .gz)")
-    data = _read(path)
+    data = read_file(path)
     if kind in ("csv", "tsv"):
         sep = "," if kind == "csv" else "\t"
         _check_shape(data, sep, path)
@@ -267,6 +271,9 @@ def _split(table: pd.DataFrame, *, judge: str | None, name: str,
     return pairs, df
 
 
+# the fallback: what no other format claims is read as a table of judgments
+@reads("csv", "jk.read_judgments: a table (CSV, TSV, JSON, JSONL, parquet) of judgments",
+       rank=1000, fallback=True, takes_pairs=True)
 @stamped
 def read_judgments(
     path: str | Path | pd.DataFrame,
@@ -326,7 +333,7 @@ def read_judgments(
     columns = dict(columns or {})
     frame, name = _load(path, columns)
     if _is_battles(pairs):  # the crowd's votes as the labels of a judge's verdicts
-        from judgekit.data.read_arena_battles import read_arena_battles
+        from judgekit.data.arena_battles import read_arena_battles
 
         pair_frame, pair_name = read_arena_battles(pairs)[0], str(pairs)
     else:
@@ -360,7 +367,7 @@ def _is_battles(source: object) -> bool:
     """Whether a pairs file is Chatbot Arena battles (read with their crowd labels)."""
     if not isinstance(source, (str, Path)) or not Path(source).is_file():
         return False
-    from judgekit.data.read_auto import detect_format
+    from judgekit.data.formats import detect_format
 
     return detect_format(source)[0] == "arena-battles"
 

@@ -4,9 +4,10 @@
   which position each favours (+1 the first, −1 the second); the server multiplies them by the
   simulated judge's ``sensitivities``.
 * :func:`simulated_rewrite` answers the suite's rewrite requests deterministically, marking what
-  it added so that :func:`detect_signals` can see it.
+  it added so that :func:`detect_signals` can see it; :func:`sim_rewrite_handler` is the server
+  handler that recognises those requests.
 * :func:`strip_perturbations` removes the suite's additions (citations, padding, tone, fallacy
-  sentences) from a response, and :class:`ContentSimJudge` is a :class:`~judgekit.SimJudge` that
+  sentences) from a response, and :class:`ContentSimJudge` is a :class:`~judgekit.sim.SimJudge` that
   draws its latent quality from the response *with the additions removed*. A plain ``SimJudge``
   hashes the whole text, so appending a citation would redraw the pair's quality and its decision
   from scratch, and even a judge with no authority sensitivity would look non-robust.
@@ -26,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from judgekit._stamp import stamped
-from judgekit.data.simulate import SimJudge
 from judgekit.perturb._common import seeded_rng
 from judgekit.perturb.notes import (
     DISTRACTIONS,
@@ -34,11 +34,15 @@ from judgekit.perturb.notes import (
     STRONG_MODELS,
     WEAK_MODELS,
 )
+from judgekit.perturb.rewrite import REWRITE_KINDS, rewrite_prompts, rewrite_system
+from judgekit.sim.decoding import decode_request
+from judgekit.sim.judge import SimJudge
 
 __all__ = [
     "ContentSimJudge",
     "SIM_OWN_STYLE",
     "detect_signals",
+    "sim_rewrite_handler",
     "simulated_rewrite",
     "simulation_pairs",
     "strip_perturbations",
@@ -157,7 +161,7 @@ def _bundled_templates() -> tuple:
 def _decoded_ids(system: str, user: str, first: str, second: str) -> list[str] | None:
     """The option IDs of the two positions, from the bundled template that rendered the request."""
     for template in _bundled_templates():
-        d = template.decode(system, user)
+        d = decode_request(template, system, user)
         if d is not None and list(d["responses"]) == [first, second]:
             return list(d["ids"])
     return None
@@ -340,7 +344,7 @@ def simulated_rewrite(kind: str, variant: str, prompt: str, response: str) -> st
 
 @dataclass(frozen=True)
 class ContentSimJudge(SimJudge):
-    """A :class:`~judgekit.SimJudge` whose latent quality ignores the suite's additions.
+    """A :class:`~judgekit.sim.SimJudge` whose latent quality ignores the suite's additions.
 
     Quality, decision and flip draws are keyed by :func:`strip_perturbations` of each response, so
     a citation or padding changes the verdict only through the judge's ``sensitivities`` (and its
@@ -349,7 +353,7 @@ class ContentSimJudge(SimJudge):
     Examples
     --------
     >>> import judgekit as jk
-    >>> judge = jk.ContentSimJudge(sensitivities={"authority": 3.0}, seed=1)
+    >>> judge = jk.sim.ContentSimJudge(sensitivities={"authority": 3.0}, seed=1)
     >>> plain = judge.decide(["Q?"], ["Yes."], ["No."])
     >>> cited = judge.decide(["Q?"], ["Yes."], ["No. (Source: https://www.science-reference.net/q.html)"],
     ...                      signals={"authority": [-1.0]})
@@ -390,8 +394,8 @@ def simulation_pairs(pairs: pd.DataFrame, perturbed: pd.DataFrame) -> pd.DataFra
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(3, seed=0)
-    >>> len(jk.simulation_pairs(pairs, jk.perturb_position(pairs)))
+    >>> pairs = jk.sim.simulate_pairs(3, seed=0)
+    >>> len(jk.sim.simulation_pairs(pairs, jk.perturb_position(pairs)))
     6
     """
     from judgekit.schema import validate_pairs
@@ -406,3 +410,71 @@ def simulation_pairs(pairs: pd.DataFrame, perturbed: pd.DataFrame) -> pd.DataFra
     out = pd.concat([base[keep + ["label"]], rows], ignore_index=True)
     out["label"] = out["label"].astype(object).where(out["label"].notna(), None)
     return out.drop_duplicates(["prompt", "response_a", "response_b"]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- the rewrite requests' answers
+_USER = re.compile(r"\AQuestion:\n(?P<prompt>.*)\n\nAnswer to rewrite:\n<answer>\n(?P<response>.*)\n</answer>\Z", re.DOTALL)
+
+
+@cache
+def _system_index() -> dict[str, tuple[str, str]]:
+    """Rendered system prompt -> (kind, variant) for every known rewrite prompt."""
+    index = {}
+    for kind in REWRITE_KINDS:
+        variants = list(rewrite_prompts()[kind]["variants"])
+        if kind == "verbosity":
+            variants = sorted({*variants, *[f"{r / 2:g}" for r in range(3, 21)]})
+        for v in variants:
+            index[rewrite_system(kind, v)] = (kind, v)
+    return index
+
+
+def _match_system(system: str) -> tuple[str, str] | None:
+    hit = _system_index().get(system.strip())
+    if hit is not None:
+        return hit
+    spec = rewrite_prompts()["verbosity"]["system"].strip()
+    head, tail = spec.split("{ratio}")
+    if system.startswith(head) and system.endswith(tail):
+        return "verbosity", system[len(head): len(system) - len(tail)]
+    return None
+
+
+def sim_rewrite_handler(body: dict) -> str | None:
+    """Answer the suite's rewrite requests on the simulated server (``SimServer(handlers=[...])``).
+
+    Returns None for any other request, so other handlers can answer it.
+
+    Parameters
+    ----------
+    body : dict
+        The JSON body of a chat-completion request, as the server received it; only its
+        ``messages`` are read.
+
+    Returns
+    -------
+    str or None
+        The rewritten response (:func:`simulated_rewrite` of the kind and variant the
+        system prompt asks for) when the request is one of :func:`judgekit.rewrite_requests`; None
+        otherwise.
+
+    Examples
+    --------
+    >>> import judgekit as jk
+    >>> req = jk.rewrite_requests(jk.sim.simulate_pairs(1, seed=0), "sentiment", variants=["cheerful"])
+    >>> jk.sim.sim_rewrite_handler({"messages": req.loc[0, "messages"]}).startswith("What a delightful")
+    True
+    >>> jk.sim.sim_rewrite_handler({"messages": [{"role": "user", "content": "hi"}]}) is None
+    True
+    """
+    messages = body.get("messages") or []
+    system = "\n\n".join(m.get("content", "") for m in messages if m.get("role") == "system")
+    users = [m.get("content", "") for m in messages if m.get("role") == "user"]
+    if not system or not users:
+        return None
+    hit = _match_system(system)
+    m = _USER.match(users[-1].strip())
+    if hit is None or m is None:
+        return None
+    kind, variant = hit
+    return simulated_rewrite(kind, variant, m.group("prompt"), m.group("response"))
