@@ -52,7 +52,7 @@ def test_the_analysis_imports_no_drawing_library_and_reaches_viz_only_through_th
 
 def test_an_audit_loads_no_drawing_library_until_asked_to_draw():
     probe = ("import sys, json, judgekit as jk\n"
-             "pairs, judgments, _ = jk.simulate_judgments(60, repeats=2, seed=0)\n"
+             "pairs, judgments, _ = jk.sim.simulate_judgments(60, repeats=2, seed=0)\n"
              "report = jk.audit(judgments, pairs, n_boot=0)\n"
              "before = sorted(m for m in ('altair', 'vl_convert', 'jinja2') if m in sys.modules)\n"
              "report.sections['consistency'].charts\n"
@@ -76,7 +76,7 @@ def test_the_templates_escape_by_default():
 
 def test_a_hostile_judge_name_shows_as_text_in_the_summary():
     """(The whole page, charts and tables included, is checked in test_audit.py.)"""
-    pairs, judgments, _ = jk.simulate_judgments(40, seed=0)
+    pairs, judgments, _ = jk.sim.simulate_judgments(40, seed=0)
     evil = "<script>alert('judge')</script>"
     two = pd.concat([judgments.assign(judge=evil), judgments.assign(judge="plain")])
     report = jk.audit(two, pairs, n_boot=0)  # two judges: the findings name them
@@ -88,7 +88,7 @@ def test_a_hostile_judge_name_shows_as_text_in_the_summary():
 _WORKER = r"""
 import json, sys, judgekit as jk
 from judgekit.viz._audit_worker import ChartWorker
-pairs, judgments, _ = jk.simulate_judgments(60, seed=0)
+pairs, judgments, _ = jk.sim.simulate_judgments(60, seed=0)
 worker = ChartWorker()
 try:
     report = jk.audit(judgments, pairs, n_boot=0, on_section=worker.send)

@@ -113,7 +113,7 @@ def audit_charts(section: Section) -> dict[str, Any]:
     --------
     >>> import judgekit as jk
     >>> from judgekit.viz.audit_report import audit_charts
-    >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(50, seed=0)
     >>> sorted(audit_charts(jk.audit(judgments, pairs, n_boot=0).sections["consistency"]))
     ['position_consistency', 'preference_fairness']
     """
@@ -283,7 +283,7 @@ def audit_page(audit: Audit, *, standalone: bool = True, images: str = "inline")
     --------
     >>> import judgekit as jk
     >>> from judgekit.viz.audit_report import audit_page
-    >>> pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(50, seed=0)
     >>> audit_page(jk.audit(judgments, pairs, n_boot=0)).startswith("<!DOCTYPE html>")
     True
     """
@@ -345,7 +345,7 @@ def save_audit(audit: Audit, directory: str | Path, *, progress: bool = False) -
     --------
     >>> import tempfile, judgekit as jk
     >>> from judgekit.viz.audit_report import save_audit
-    >>> pairs, judgments, _ = jk.simulate_judgments(100, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(100, seed=0)
     >>> save_audit(jk.audit(judgments, pairs, n_boot=0), tempfile.mkdtemp()).name
     'index.html'
     """
