@@ -15,7 +15,7 @@ import pandas as pd
 import judgekit as jk
 from judgekit.viz.audit_report import _environment, summary_html
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 AUDITING = ROOT / "judgekit" / "auditing"
 DRAWING = {"altair", "vl_convert", "jinja2", "markupsafe"}
 #: The methods of Audit and Section that hand over to judgekit.viz (the output side).

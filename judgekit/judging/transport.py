@@ -24,7 +24,7 @@ been billed).
 
 A new transport: copy ``judging/sdk.py`` (the smaller of the two) to a module of its own,
 implement the four members of :class:`Transport`, and add it to :data:`TRANSPORTS` here; the
-``transport=`` setting then accepts its name. ``tests/test_judging_transport.py`` shows what it
+``transport=`` setting then accepts its name. ``tests/judging/test_judging_transport.py`` shows what it
 must pass (the same table, counts and server bill as the others, with and without faults).
 """
 
