@@ -9,13 +9,27 @@ import pandas as pd
 
 from judgekit._stamp import stamped
 from judgekit.metrics import _engine
+from judgekit.metrics import heterogeneity as _het
 from judgekit.metrics._definitions import family
 from judgekit.metrics._docs import fill_doc
-from judgekit.metrics.heterogeneity import warn_if_heterogeneous
 
 __all__ = ["accuracy", "flip_noise", "length_bias", "position_bias"]
 
 _BY = ("judge",)
+_OTHER = {"consistent": "paper", "paper": "consistent"}
+
+
+def _flip_rate_check(frame, by_cols, judgments, metric, flip_rates, ci, rerun):
+    """Test for per-pair flip rates; where found (and ``flip_rates="auto"``), widen the
+    de-noised intervals to both flip estimators' (see :func:`heterogeneity.widen`); warn."""
+    if not frame["denoised"].fillna(False).any():
+        return frame
+    bad = _het.heterogeneous_judges(judgments)
+    widened = flip_rates == "auto" and not bad.empty
+    if widened:
+        frame = _het.widen(frame, rerun(), by_cols, bad["judge"], ci)
+    _het.warn_heterogeneous(bad, metric, widened)
+    return frame
 
 
 @fill_doc(", ``denoised`` (whether the row was de-noised; NA for raw accuracies), ``n_invalid`` "
@@ -176,6 +190,7 @@ def position_bias(
     *,
     repeats: str = "all",
     flip_estimator: str = "consistent",
+    flip_rates: str = "auto",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -229,12 +244,15 @@ def position_bias(
     >>> bool(pb.loc["position_bias", "ci_low"] < truth["position_bias"] < pb.loc["position_bias", "ci_high"])
     True
     """
-    frame, by_cols = _engine.run(
-        judgments, pairs, by, family("position_bias"), repeats=repeats, flip_estimator=flip_estimator,
-        n_boot=n_boot, ci=ci, seed=seed, splits=splits,
-    )
-    if frame["denoised"].fillna(False).any():
-        warn_if_heterogeneous(judgments, "position_bias")
+    _het.check_flip_rates(flip_rates)
+
+    def run(estimator: str) -> tuple[pd.DataFrame, list[str]]:
+        return _engine.run(judgments, pairs, by, family("position_bias"), repeats=repeats,
+                           flip_estimator=estimator, n_boot=n_boot, ci=ci, seed=seed, splits=splits)
+
+    frame, by_cols = run(flip_estimator)
+    frame = _flip_rate_check(frame, by_cols, judgments, "position_bias", flip_rates, ci,
+                             lambda: run(_OTHER[flip_estimator])[0])
     return _engine.select(frame, by_cols, ["denoised"])
 
 
@@ -249,6 +267,7 @@ def length_bias(
     repeats: str = "all",
     flip_estimator: str = "consistent",
     lb_method: str = "joint",
+    flip_rates: str = "auto",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -313,11 +332,14 @@ def length_bias(
     >>> round(truth["length_bias"], 2), float(lb["length_bias"].round(2))
     (0.2, 0.2)
     """
-    frame, by_cols = _engine.run(
-        judgments, pairs, by, family("length_bias"), length=length, repeats=repeats,
-        flip_estimator=flip_estimator, lb_method=lb_method, n_boot=n_boot, ci=ci, seed=seed,
-        splits=splits,
-    )
-    if frame["denoised"].fillna(False).any():
-        warn_if_heterogeneous(judgments, "length_bias")
+    _het.check_flip_rates(flip_rates)
+
+    def run(estimator: str) -> tuple[pd.DataFrame, list[str]]:
+        return _engine.run(judgments, pairs, by, family("length_bias"), length=length,
+                           repeats=repeats, flip_estimator=estimator, lb_method=lb_method,
+                           n_boot=n_boot, ci=ci, seed=seed, splits=splits)
+
+    frame, by_cols = run(flip_estimator)
+    frame = _flip_rate_check(frame, by_cols, judgments, "length_bias", flip_rates, ci,
+                             lambda: run(_OTHER[flip_estimator])[0])
     return _engine.select(frame, by_cols, ["denoised"])
