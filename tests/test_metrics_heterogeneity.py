@@ -107,6 +107,7 @@ def _position_judge(n: int, seed: int, p_cr: float = 0.8, p_rc: float = 0.65, re
     return pairs, j, p_cr - p_rc
 
 
+@pytest.mark.slow  # 3 judges of 8,000 pairs x 6 requests: about 5 s, 16 s on a loaded machine
 def test_per_pair_flip_rates_widen_the_position_bias_interval_to_cover_the_truth():
     # per-pair rates Beta(0.4, 1.6), mean 0.2: the one-rate de-noising shrinks PB toward 0 by
     # about 20% (it reads the mean flip rate as 0.12); with 8,000 pairs its interval misses the
