@@ -144,3 +144,18 @@ def test_one_flip_rate_leaves_the_interval_as_it_was():
     pd.testing.assert_frame_equal(auto, one)
     with pytest.raises(ValueError, match="flip_rates"):
         jk.position_bias(j, pairs, n_boot=0, flip_rates="many")
+
+
+def test_report_card_widens_as_the_tidy_functions_do():
+    pairs, j = _judged(True, 1)
+    with pytest.warns(MetricWarning, match="report_card: .*interval is widened"):
+        card = jk.report_card(j, pairs, metrics=["position_bias", "length_bias"], n_boot=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MetricWarning)
+        narrow = jk.report_card(j, pairs, metrics=["position_bias", "length_bias"], n_boot=100,
+                                flip_rates="one")
+        for fn, key in ((jk.position_bias, "position_bias"), (jk.length_bias, "length_bias")):
+            tidy = fn(j, pairs, n_boot=100).set_index("metric").loc[key]
+            assert card.loc[0, f"{key}_ci_low"] == pytest.approx(tidy["ci_low"])
+            assert card.loc[0, f"{key}_ci_high"] == pytest.approx(tidy["ci_high"])
+            assert card.loc[0, f"{key}_ci_high"] > narrow.loc[0, f"{key}_ci_high"]
