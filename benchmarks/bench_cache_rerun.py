@@ -106,7 +106,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         cache = args.cache or tmp / "cache.sqlite"
-        pairs = jk.simulate_pairs(args.calls // 2, median_length=600, seed=0)
+        pairs = jk.sim.simulate_pairs(args.calls // 2, median_length=600, seed=0)
         pairs_path = tmp / "pairs.parquet"
         pairs.to_parquet(pairs_path)
         url = f"http://127.0.0.1:{args.port}/v1"

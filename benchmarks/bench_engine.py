@@ -52,7 +52,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
 
-    pairs = jk.simulate_pairs(args.requests // 2, median_length=600, seed=0)
+    pairs = jk.sim.simulate_pairs(args.requests // 2, median_length=600, seed=0)
     ideal = args.requests * args.latency / args.concurrency
     with tempfile.TemporaryDirectory() as tmp:
         proc, url = _serve_sim.start(Path(tmp), {"latency": args.latency,

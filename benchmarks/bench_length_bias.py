@@ -4,7 +4,7 @@ Not a timing benchmark: it prints, per flip probability q, the mean error of LB 
 de-noising (``lb_method="joint"``) and with Wei et al.'s (``"indicator"``) against the truth of
 the simulated judge, as a ratio to the truth, and the coverage of the 95% cluster-bootstrap
 interval at the largest q. Every replication draws fresh pairs and a fresh judge through the
-public :func:`judgekit.simulate_judgments`; its ``truth["length_bias"]`` is the expected LB of
+public :func:`judgekit.sim.simulate_judgments`; its ``truth["length_bias"]`` is the expected LB of
 the judge on those pairs. The coverage target is the population value, estimated by the mean of
 those truths over the coverage replications (its standard error is printed; it is far below the
 interval widths).
@@ -28,7 +28,7 @@ import judgekit as jk
 
 
 def one(args: argparse.Namespace, q: float, seed: int, n_boot: int) -> dict[str, float]:
-    sim = jk.simulate_judgments(args.n, repeats=args.repeats, flip_q=q, accuracy=args.accuracy,
+    sim = jk.sim.simulate_judgments(args.n, repeats=args.repeats, flip_q=q, accuracy=args.accuracy,
                                 position_bias=args.position_bias, length_bias=args.length_bias,
                                 seed=seed)
     out = {"truth": sim.truth["length_bias"]}

@@ -28,8 +28,8 @@ import judgekit as jk
 from judgekit.calibration._noa_paper import _dense_gradient, _Problem
 from judgekit.calibration.arrangements import _add_arrangements, _cells
 from judgekit.calibration.calibrate import _Rows
-from judgekit.calibration.study import noisy_arrangement_judgments
 from judgekit.exceptions import ConvergenceWarning
+from judgekit.sim.selection_bias import noisy_arrangement_judgments
 
 
 def samples(k: int, seed: int = 0) -> np.ndarray:

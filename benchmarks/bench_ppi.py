@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 import judgekit as jk
-from judgekit.inference._simulate import coverage_study, simulate
+from judgekit.sim.labels import coverage_study, simulate
 
 TARGET_S = 5.0
 

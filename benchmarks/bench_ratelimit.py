@@ -73,7 +73,7 @@ def main() -> None:
     args = ap.parse_args()
 
     template = "calibraeval_default"   # an ID-only answer: max_tokens 16
-    pairs = jk.simulate_pairs(args.calls // 2, median_length=300, seed=0)
+    pairs = jk.sim.simulate_pairs(args.calls // 2, median_length=300, seed=0)
     judge = jk.Judge("sim-judge", template)
     bodies = [judge.body(judge.template.render_pair(r, order=o), 0)
               for r in pairs.to_dict("records") for o in ("ab", "ba")]

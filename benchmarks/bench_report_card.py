@@ -43,10 +43,10 @@ COMPARED = ["acc_ab", "acc_ba", "acc_cr", "acc_rc", "acc_both", "acc_random",
 def make_tables(n_judges: int, n_pairs: int, repeats: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pairs and judgments of ``n_judges`` simulated judges (20 distinct judge models, each
     copy with its own 5% of verdicts redrawn and 1% invalid)."""
-    pairs = jk.simulate_pairs(n_pairs, seed=seed)
+    pairs = jk.sim.simulate_pairs(n_pairs, seed=seed)
     base = []
     for i in range(min(20, n_judges)):
-        sim = jk.simulate_judgments(
+        sim = jk.sim.simulate_judgments(
             pairs, accuracy=0.6 + 0.3 * (i % 7) / 6, position_bias=0.4 * ((i % 5) - 2),
             length_bias=0.5 * ((i % 3) - 1), flip_q=0.02 + 0.03 * (i % 4), repeats=repeats,
             judge_name=f"model-{i:02d}", seed=i,

@@ -92,7 +92,7 @@ def main() -> None:
     args = ap.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
 
-    pairs = jk.simulate_pairs(args.requests // 2, median_length=600, seed=0)
+    pairs = jk.sim.simulate_pairs(args.requests // 2, median_length=600, seed=0)
     results: dict[tuple[str, int], list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         proc, url = _serve_sim.start(Path(tmp), {"latency": args.latency,

@@ -2,7 +2,7 @@
 
 Run: python benchmarks/study_audit_verdicts.py [--reps 100] [--boot 1000] [--direct] [--cases ...]
 
-Three cases, each a judge simulated with `jk.simulate_judgments` (both orders, human labels)
+Three cases, each a judge simulated with `jk.sim.simulate_judgments` (both orders, human labels)
 whose true de-noised position bias is known (`truth["position_bias"]`), written to a CSV file and
 read back by `jk.audit(path)`: *biased* (true bias about twice the default margin of 0.10),
 *unbiased* (true bias 0) and *too few* (a small true bias, 40 pairs). The audit's finding on
@@ -55,7 +55,7 @@ def run_case(position_bias: float, n_pairs: int, reps: int, seed: int = 0, n_boo
     folder = Path(folder or tempfile.mkdtemp())
     kinds, truths = [], []
     for r in range(reps):
-        pairs, judgments, truth = jk.simulate_judgments(n_pairs, position_bias=position_bias,
+        pairs, judgments, truth = jk.sim.simulate_judgments(n_pairs, position_bias=position_bias,
                                                         seed=seed + r)
         if direct:
             kinds.append(direct_kind(judgments, pairs, n_boot, r))

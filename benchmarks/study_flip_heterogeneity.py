@@ -29,7 +29,7 @@ from judgekit.exceptions import MetricWarning
 
 
 def judged(n_pairs: int, repeats: int, per_pair: bool, seed: int):
-    pairs, j, truth = jk.simulate_judgments(
+    pairs, j, truth = jk.sim.simulate_judgments(
         n_pairs, accuracy=0.75, position_bias=0.5, length_bias=1.0, repeats=repeats,
         human_prefers_longer=0.5, seed=seed)
     rng = np.random.default_rng(seed + 10_000)

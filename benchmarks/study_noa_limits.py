@@ -2,7 +2,7 @@
 
 Run: python benchmarks/study_noa_limits.py [--reps 3] [--pairs 1000]
 
-Judges from `judgekit.calibration.study.noisy_arrangement_judgments` (content logit δ ~ N(0, 2),
+Judges from `judgekit.sim.selection_bias.noisy_arrangement_judgments` (content logit δ ~ N(0, 2),
 all four arrangements, per-arrangement noise N(0, 0.3) unless stated); the truth is the same
 judge's P(a) without its selection bias. Scenarios: a logit shift of +1 toward option ID t1
 (NOA's design case); a 30% lapse toward t1 (P(t1) → 0.7 P(t1) + 0.3); a power distortion
@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 import judgekit as jk
-from judgekit.calibration.study import noisy_arrangement_judgments
 from judgekit.exceptions import ConvergenceWarning
+from judgekit.sim.selection_bias import noisy_arrangement_judgments
 
 
 def _distort(j: pd.DataFrame, fn) -> pd.DataFrame:

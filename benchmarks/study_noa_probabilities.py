@@ -3,7 +3,7 @@
 Run: python benchmarks/study_noa_probabilities.py [--reps 5] [--sizes 300 1000 5000 20000]
 
 For each scenario (token bias +1 logit toward t1, position bias +1 toward the first position, no
-bias, both) and each K, `judgekit.calibration.study.probability_study` simulates 2K pairs in all
+bias, both) and each K, `judgekit.sim.selection_bias.probability_study` simulates 2K pairs in all
 four arrangements (content logit δ ~ N(0, 2), per-arrangement noise N(0, 0.3)), calibrates
 with `jk.calibrate` (fitted on K pairs, scored on the other K) and compares the held-out
 calibrated P(a) with the judge's own unbiased P(a). Repeated over `--reps` seeds.
@@ -25,7 +25,7 @@ import time
 
 import pandas as pd
 
-from judgekit.calibration.study import probability_study
+from judgekit.sim.selection_bias import probability_study
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from judgekit.inference._fit import quick_intervals
-from judgekit.inference._simulate import simulate
+from judgekit.sim.labels import simulate
 
 
 def main() -> None:

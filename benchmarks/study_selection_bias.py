@@ -2,11 +2,11 @@
 
 Run: python benchmarks/study_selection_bias.py [--pairs 2000] [--boot 1000] [--server]
 
-`jk.selection_bias_study` with the calibration methods of `judgekit.calibration.study`, NOA with
+`jk.sim.selection_bias_study` with the calibration methods of `judgekit.sim.selection_bias`, NOA with
 the paper's settings (`settings="paper"`, and stopped after 1 and 5 gradient steps) and the
 paper's Table 3 ablations (L1 / L2 only): every method fitted on half of the pairs, every metric
 on the other half, 95% percentile bootstrap intervals over pairs. Prints the markdown table of
-docs/calibration.md. `--server` judges through `jk.SimServer` and the engine (real HTTP, the
+docs/calibration.md. `--server` judges through `jk.sim.SimServer` and the engine (real HTTP, the
 verdict token's logprobs); the default in-memory simulator gives the same probabilities to 1e-12
 (tested), faster.
 """
@@ -18,8 +18,8 @@ import time
 import warnings
 
 import judgekit as jk
-from judgekit.calibration.study import STUDY_METHODS, server_runner
 from judgekit.exceptions import ConvergenceWarning
+from judgekit.sim.selection_bias import STUDY_METHODS, server_runner
 
 METRICS = ["fleiss_kappa", "icc2k", "icc3k", "rstd", "accuracy"]
 
@@ -42,7 +42,7 @@ def main() -> None:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        out = jk.selection_bias_study(args.pairs, methods=methods, n_boot=args.boot, seed=0,
+        out = jk.sim.selection_bias_study(args.pairs, methods=methods, n_boot=args.boot, seed=0,
                                       runner=server_runner() if args.server else None)
     print(f"{args.pairs} pairs, {args.boot} bootstrap draws, "
           f"{'server' if args.server else 'in-memory'} runner: {time.perf_counter() - t0:.0f} s\n")

@@ -2,8 +2,8 @@
 
 Run ``python -m judgekit._apiref`` after changing a public docstring; a test fails while the page
 is out of date. Every name of the flat ``jk.*`` namespace (and the chart builders of
-:mod:`judgekit.viz`) gets one entry, grouped by the question it answers, in the order of the
-README's "What it answers" table. The groups follow the subpackage a name lives in, so a new public
+:mod:`judgekit.viz` and the simulators of :mod:`judgekit.sim`) gets one entry, grouped by the
+question it answers, in the order of the README's "What it answers" table. The groups follow the subpackage a name lives in, so a new public
 function lands in its group without editing this file.
 
 The docstrings are parsed with numpydoc (a test dependency) and rendered as Markdown: the
@@ -20,8 +20,8 @@ from pathlib import Path
 #: (group title, module prefixes), in the README's order; the first prefix that matches wins.
 GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("Tables: pairs and judgments", ("judgekit.schema",)),
-    ("Data: datasets, readers, sampling, simulation", ("judgekit.data",)),
-    ("Running judges: templates, engine, cache, costs", ("judgekit.judging", "judgekit.sim")),
+    ("Data: datasets, readers, sampling", ("judgekit.data",)),
+    ("Running judges: templates, engine, cache, costs", ("judgekit.judging",)),
     ("Reliability metrics: accuracy, flips, position and length bias, consistency",
      ("judgekit.metrics",)),
     ("Calibration of A/B probabilities", ("judgekit.calibration",)),
@@ -31,6 +31,7 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("Audit of your own judge", ("judgekit.auditing",)),
     ("Logs larger than memory: DuckDB, Spark, warehouses", ("judgekit.scale",)),
     ("Charts and the explorer (`jk.viz`)", ("judgekit.viz",)),
+    ("Simulation: judges of known bias, their server, studies (`jk.sim`)", ("judgekit.sim",)),
     ("Published numbers and reproduction", ("judgekit.published", "judgekit.scoreboard",
                                             "judgekit.reproduce")),
     ("Exceptions, warnings and utilities", ("judgekit",)),
@@ -41,12 +42,13 @@ _SECTIONS = ["Parameters", "Returns", "Yields", "Raises", "Warns", "See Also", "
 
 
 def public_objects() -> list[tuple[str, object]]:
-    """Every documented public name: ``jk.<name>`` for the flat namespace, ``jk.viz.<name>``."""
+    """Every documented public name: ``jk.<name>`` for the flat namespace, ``jk.viz.<name>``,
+    ``jk.sim.<name>``."""
     import judgekit as jk
-    from judgekit import viz
+    from judgekit import sim, viz
 
     out = []
-    for prefix, module in (("jk", jk), ("jk.viz", viz)):
+    for prefix, module in (("jk", jk), ("jk.viz", viz), ("jk.sim", sim)):
         for name in sorted(module.__all__):
             obj = getattr(module, name)
             if inspect.isfunction(obj) or inspect.isclass(obj):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -169,6 +170,19 @@ def _audit(args: argparse.Namespace) -> int:
     """``judgekit audit``: a one-line summary on stdout; bad input is a short message naming the
     file on stderr and exit code 2; any other failure exit code 1; never a traceback unless
     asked."""
+    from judgekit._deferred import defer_iri_grammar
+    from judgekit.viz._audit_worker import ChartWorker
+
+    defer_iri_grammar()  # about 2 s of start-up that no chart uses (see judgekit._deferred)
+    # forked first, so that altair and vl-convert start while this process reads and computes
+    worker = ChartWorker()
+    try:
+        return _audit_run(args, worker)
+    finally:
+        worker.close()
+
+
+def _audit_run(args: argparse.Namespace, worker: Any) -> int:
     import json
     import time
     from pathlib import Path
@@ -185,13 +199,10 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"judgekit audit: {message}", file=sys.stderr, flush=True)
         return code
 
-    from judgekit._deferred import defer_iri_grammar
-
-    defer_iri_grammar()  # about 2 s of start-up that no chart uses (see judgekit._deferred)
     try:
         from judgekit.auditing import audit
         from judgekit.auditing.verdicts import margins_with
-        from judgekit.data.read_auto import detect_format, read_any
+        from judgekit.data.formats import detect_format, read_any
 
         margins = {}
         for item in args.margin:
@@ -228,17 +239,20 @@ def _audit(args: argparse.Namespace) -> int:
             raise
         return fail(f"could not read the file ({type(err).__name__}: {err}); run again with "
                     "--traceback for details", 2)
-    from judgekit.data.read_table import NOTES_KEY
+    from judgekit.data.table import NOTES_KEY
 
     for note in judgments.attrs.get(NOTES_KEY, []):
         print(f"judgekit audit: note: {note}", file=sys.stderr, flush=True)
     try:
-        from judgekit.auditing.core import report_folder
+        from judgekit.viz.audit_report import report_folder, warm_templates
 
         report_folder(args.out).close()  # a linked charts/ or tables/ is refused before the work
         report = audit(judgments, pairs, judge=args.judge, baseline=args.baseline,
                        n_boot=args.n_boot, lc_boot=args.lc_boot, progress=progress,
-                       source=f"{path} ({fmt})", margins=margins or None)
+                       source=f"{path} ({fmt})", margins=margins or None, on_section=worker.send)
+        _first_answer(report)
+        warm_templates()  # while the worker draws the last chart
+        worker.collect(report)
         page = report.save(args.out, progress=progress)
     except OutputPathError as err:  # about the output folder, not the input file
         if args.traceback:
@@ -259,6 +273,22 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"judgekit audit: to measure {report.sections[key].title.lower()}, add {fix}",
               file=sys.stderr, flush=True)
     return 0
+
+
+#: How the first answer marks a finding (as the page's list markers do).
+_MARKS = {"bad": "x", "warn": "!", "open": "?"}
+
+
+def _first_answer(report: Any, shown: int = 5) -> None:
+    """The answer, on stderr, as soon as the analysis is done (the report is written after it):
+    the summary and the problems, warnings and inconclusive findings, most serious first."""
+    print(f"judgekit audit: {report.summary()}", file=sys.stderr, flush=True)
+    concerns = [f for f in report.findings if f.level in _MARKS]
+    for f in concerns[:shown]:
+        print(f"judgekit audit: {_MARKS[f.level]} {f.text}", file=sys.stderr, flush=True)
+    if len(concerns) > shown:
+        print(f"judgekit audit: ... {len(concerns) - shown} more in the report", file=sys.stderr,
+              flush=True)
 
 
 def _fetch(names: Sequence[str]) -> int:

@@ -11,14 +11,14 @@ from judgekit.cli import _fit_table, _parser, main
 
 
 def test_an_empty_judgments_table_is_not_audited():
-    pairs, judgments, _ = jk.simulate_judgments(200, seed=0)
+    pairs, judgments, _ = jk.sim.simulate_judgments(200, seed=0)
     with pytest.raises(ValueError, match=r"the judgments table is empty \(0 rows\), so there is "
                                          r"nothing to audit; the pairs table has 200 pairs"):
         jk.audit(judgments.iloc[:0], pairs, n_boot=0)
 
 
 def test_accuracy_without_a_label_column_names_the_likely_one():
-    pairs, judgments, _ = jk.simulate_judgments(50, seed=0)
+    pairs, judgments, _ = jk.sim.simulate_judgments(50, seed=0)
     with pytest.raises(ValueError, match=r"accuracy needs human labels, and no pair has one .*"
                                          r"no 'label' column; column 'human_label' looks like the "
                                          r"labels: rename it"):
@@ -36,7 +36,7 @@ def test_an_unknown_dataset_filter_names_the_filters():
 
 
 def test_a_cost_without_a_price_warns():
-    pairs = jk.simulate_pairs(5, seed=0)
+    pairs = jk.sim.simulate_pairs(5, seed=0)
     with pytest.warns(UserWarning, match=r"no price for 'my-local-judge': its cost is NaN "
                                          r"\(unknown, not free\); pass prices="):
         est = jk.estimate_cost(pairs, jk.Judge("my-local-judge", "mtbench_pair"))
@@ -52,7 +52,7 @@ def test_the_progress_bar_of_an_unreachable_endpoint_shows_failure(capsys):
         port = s.getsockname()[1]
     judge = jk.Judge("gpt-4o-mini", "mtbench_pair", base_url=f"http://127.0.0.1:{port}/v1")
     with pytest.raises(jk.JudgeConnectionError):
-        jk.run_judges(jk.simulate_pairs(30, seed=1), judge, api_key="sk-test", cache=False,
+        jk.run_judges(jk.sim.simulate_pairs(30, seed=1), judge, api_key="sk-test", cache=False,
                       progress=True)
     last = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
     assert "FAILED" in last and "calls not made" in last and "100%" not in last, last

@@ -8,28 +8,37 @@ import pytest
 
 import judgekit as jk
 
-SUBPACKAGES = ["exceptions", "schema", "data", "judging", "metrics", "calibration", "winrate",
-               "perturb", "inference", "auditing", "scale"]
+SUBPACKAGES = list(jk._SUBPACKAGES)
 
 
-def _table() -> dict[str, tuple[str, ...]]:
-    """What ``judgekit._EXPORTS`` should be: each subpackage's ``__all__``, a name given by the
-    first subpackage that exports it (exceptions first)."""
-    seen, table = set(), {}
+def test_the_namespace_is_read_from_the_subpackages_exports():
+    """What ``jk`` serves is each subpackage's ``__all__`` as imported (the source is read with
+    ast, so a computed ``__all__`` would be missed: the reader refuses it), the first subpackage
+    giving a name winning; the same for ``jk.viz`` and its chart modules."""
+    expected: dict[str, str] = {}
     for name in SUBPACKAGES:
-        module = importlib.import_module(f"judgekit.{name}")
-        names = tuple(n for n in sorted(module.__all__) if n not in seen)
-        seen.update(names)
-        table[f"judgekit.{name}"] = names
-    return table
+        for attr in importlib.import_module(f"judgekit.{name}").__all__:
+            expected.setdefault(attr, f"judgekit.{name}")
+    assert jk._where() == expected
+    assert set(jk.__all__) == {"__version__", "published", "smoke", "scoreboard", "viz", *expected}
+
+    import judgekit.viz as viz
+    modules = [m for m in viz._where().values()]
+    for module in set(modules):
+        assert set(importlib.import_module(module).__all__) == {
+            n for n, m in viz._where().items() if m == module}
+    assert "accuracy_bars" in viz.__all__ and "frame" not in viz.__all__   # shared.py is private
 
 
-def test_the_lazy_table_equals_the_subpackages_exports():
-    expected = _table()
-    actual = {module: tuple(sorted(names)) for module, names in jk._EXPORTS.items()}
-    assert actual == expected, (
-        "judgekit/__init__.py's _EXPORTS is out of date; paste:\n"
-        + "\n".join(f"    {m!r}: {n!r}," for m, n in expected.items()))
+def test_a_computed_all_is_refused(tmp_path, monkeypatch):
+    from judgekit._namespace import literal_all
+
+    (tmp_path / "computed_all_mod.py").write_text("NAMES = ['a']\n__all__ = sorted(NAMES)\n")
+    (tmp_path / "literal_all_mod.py").write_text("__all__ = ['b', 'a']\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert literal_all("literal_all_mod") == ("b", "a")
+    with pytest.raises(TypeError, match="literal list of strings"):
+        literal_all("computed_all_mod")
 
 
 def test_no_name_is_given_twice_with_different_objects():

@@ -66,7 +66,7 @@ def test_csv_text_neutralises_formula_cells_and_keeps_numbers():
 
 def test_audit_tables_hold_no_live_formula(tmp_path):
     """n09: a model named like a formula reached tables/*.csv as a formula."""
-    lb = jk.simulate_leaderboard(4, 60, seed=0)
+    lb = jk.sim.simulate_leaderboard(4, 60, seed=0)
     pairs = lb.pairs.replace({"model_a": {"baseline": FORMULA}, "model_b": {"baseline": FORMULA}})
     report = jk.audit(lb.judgments, pairs, n_boot=0, lc_boot=0)
     report.save(tmp_path / "report")
@@ -99,7 +99,7 @@ def test_scoreboard_and_cache_exports_hold_no_live_formula(tmp_path):
 # ------------------------------------------------------------------------------------ links
 @pytest.fixture(scope="module")
 def small_audit():
-    pairs, judgments, _ = jk.simulate_judgments(60, repeats=2, seed=0)
+    pairs, judgments, _ = jk.sim.simulate_judgments(60, repeats=2, seed=0)
     return jk.audit(judgments, pairs, n_boot=0, lc_boot=0)
 
 
@@ -143,7 +143,7 @@ def test_audit_save_replaces_a_linked_page_not_its_target(tmp_path, small_audit)
 
 
 def test_cli_audit_names_the_linked_folder(tmp_path, capsys):
-    pairs, judgments, _ = jk.simulate_judgments(40, seed=1)
+    pairs, judgments, _ = jk.sim.simulate_judgments(40, seed=1)
     src = tmp_path / "judgments.csv"
     judgments.merge(pairs, on="pair_id").to_csv(src, index=False)
     photos = _photos(tmp_path)
@@ -171,7 +171,7 @@ def test_chart_export_replaces_a_link_not_its_target(tmp_path):
 
 
 def test_calibrator_save_replaces_a_link_not_its_target(tmp_path):
-    _, j, _ = jk.simulate_judgments(100, token_bias=1.0, id_swap=(False, True), seed=0)
+    _, j, _ = jk.sim.simulate_judgments(100, token_bias=1.0, id_swap=(False, True), seed=0)
     cal = jk.calibrate(j, "pride").calibrator
     target = tmp_path / "keep.txt"
     target.write_text("mine")

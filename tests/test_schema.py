@@ -216,7 +216,7 @@ def test_numeric_settings_must_be_numbers():
 
 def test_the_repro_cases_get_clear_messages():
     """The cases of issue 12, item 13: each used to fail deep in pandas."""
-    pairs, j, _ = jk.simulate_judgments(50, repeats=2, seed=0)
+    pairs, j, _ = jk.sim.simulate_judgments(50, repeats=2, seed=0)
     with pytest.raises(ValueError, match=r"^pairs: column 'len_a' must hold lengths"):
         jk.report_card(j, pairs.assign(len_a="x"), n_boot=10)
     card = jk.report_card(j.set_index(["pair_id", "judge"], drop=False), pairs, n_boot=10)
@@ -231,7 +231,7 @@ def test_the_repro_cases_get_clear_messages():
 
 @pytest.mark.parametrize("dtype", ["object", "str"])
 def test_string_storage_does_not_change_the_result(dtype):
-    pairs, j, _ = jk.simulate_judgments(200, repeats=3, seed=1)
+    pairs, j, _ = jk.sim.simulate_judgments(200, repeats=3, seed=1)
     j.loc[j.index[::7], "verdict"] = None  # some invalid answers
     as_object = j.astype({c: object for c in ("pair_id", "judge", "order", "verdict")})
     as_object["verdict"] = as_object["verdict"].where(as_object["verdict"].notna(), np.nan)
@@ -259,7 +259,7 @@ def test_errors_on_arrow_strings_match_object_errors():
 
 
 def test_unknown_pairs_and_duplicates_at_scale():
-    pairs, j, _ = jk.simulate_judgments(3000, repeats=4, seed=2)
+    pairs, j, _ = jk.sim.simulate_judgments(3000, repeats=4, seed=2)
     j = j.astype({"pair_id": "str"})
     bad = j.copy()
     bad.loc[bad.index[-3:], "pair_id"] = ["nowhere-1", "nowhere-2", "nowhere-3"]
@@ -273,9 +273,9 @@ def test_unknown_pairs_and_duplicates_at_scale():
 
 def test_run_judges_takes_pairs_with_only_the_required_columns():
     """Issue 13: a frame of pair_id/prompt/response_a/response_b was refused by run_judges."""
-    full = jk.simulate_pairs(6, seed=3)
+    full = jk.sim.simulate_pairs(6, seed=3)
     bare = full[["pair_id", "prompt", "response_a", "response_b"]]
-    with jk.SimServer(jk.SimJudge(seed=1), pairs=full) as url:
+    with jk.sim.SimServer(jk.sim.SimJudge(seed=1), pairs=full) as url:
         judge = jk.Judge("sim", "rafailov_tldr", base_url=url, seed=0)
         judged = jk.run_judges(bare, judge, cache=False, progress=False)
     assert len(judged) == 12 and set(judged["order"]) == {"ab", "ba"}

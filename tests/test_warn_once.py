@@ -59,7 +59,7 @@ def test_the_filters_still_decide(fresh):
 
 def test_noa_stopped_early_warns_once_over_a_study(fresh):
     # notebook 06: the paper's 300-step limit stopped six fits of one study, six warnings
-    pairs, judgments, _ = jk.simulate_judgments(120, accuracy=0.75, token_bias=1.0,
+    pairs, judgments, _ = jk.sim.simulate_judgments(120, accuracy=0.75, token_bias=1.0,
                                                 id_swap=(False, True), seed=1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")

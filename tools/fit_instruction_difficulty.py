@@ -15,7 +15,7 @@ with the data mirror or the downloaded files at hand::
 
     JUDGEKIT_DATA_MIRROR=/path/to/mirror python tools/fit_instruction_difficulty.py
 
-``tests/test_winrate_difficulty.py`` checks that the shipped γ equals what :func:`fit` computes.
+``tests/winrate/test_winrate_difficulty.py`` checks that the shipped γ equals what :func:`fit` computes.
 """
 
 from __future__ import annotations

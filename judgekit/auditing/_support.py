@@ -1,5 +1,5 @@
-"""The audit's plumbing: its inputs read and validated, the folder a report is saved into, the
-progress bar, and metric warnings turned into notes."""
+"""The audit's plumbing: its inputs read and validated, the progress bar, and metric warnings
+turned into notes. (The folder a report is saved into is :mod:`judgekit.viz.audit_report`'s.)"""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pandas as pd
 
 from judgekit.schema import validate_judgments, validate_pairs
 
-__all__ = ["prepare", "report_folder"]
+__all__ = ["prepare"]
 
 
 def prepare(judgments: Any, pairs: Any, judge: str | None, fmt: str, read_options: dict
              ) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
-    from judgekit.data.read_auto import read_any
-    from judgekit.data.read_table import split_tables
+    from judgekit.data.formats import read_any
+    from judgekit.data.table import split_tables
 
     source = "tables in memory"
     columns = None if isinstance(judgments, (str, Path)) else read_options.pop("columns", None)
@@ -50,22 +50,6 @@ def _read_pairs(path: str | Path) -> pd.DataFrame:
     from judgekit.auditing.reading import read_pairs
 
     return read_pairs(path)
-
-
-def report_folder(directory: str | Path):
-    """The folder a report is saved into, with its ``charts`` and ``tables`` folders made; a
-    link in their place is refused here, before anything is written (the command line checks
-    this before it computes the audit)."""
-    from judgekit._safewrite import OutputFolder
-
-    out = OutputFolder(directory)
-    try:
-        out.makedirs("charts")
-        out.makedirs("tables")
-    except BaseException:
-        out.close()
-        raise
-    return out
 
 
 def _progress(items: list, enabled: bool, what: str):

@@ -15,11 +15,11 @@ if TYPE_CHECKING:
 def read_pairs(path: str | Path) -> pd.DataFrame:
     """A pairs table from a file: Chatbot Arena battles (labelled by the crowd's majority) or a
     table (CSV, TSV, JSON, JSONL, parquet)."""
-    from judgekit.data.read_table import _is_battles, _load
+    from judgekit.data.table import _is_battles, _load
     from judgekit.schema import validate_pairs
 
     if _is_battles(path):
-        from judgekit.data.read_arena_battles import read_arena_battles
+        from judgekit.data.arena_battles import read_arena_battles
 
         return read_arena_battles(path)[0]
     frame, name = _load(path, {})
@@ -28,7 +28,7 @@ def read_pairs(path: str | Path) -> pd.DataFrame:
 
 def data_notes(j: pd.DataFrame, p: pd.DataFrame | None, s: Section) -> None:
     """Add to the data section what reading the table recognised, and the crowd's agreement."""
-    from judgekit.data.read_table import NOTES_KEY
+    from judgekit.data.table import NOTES_KEY
 
     for note in j.attrs.get(NOTES_KEY, []):
         if note not in s.notes:
@@ -40,7 +40,7 @@ def data_notes(j: pd.DataFrame, p: pd.DataFrame | None, s: Section) -> None:
                        "'tie (bothbad)' (both answers bad); the metrics count both as ties.")
     if p is None or "votes_a" not in p.columns:
         return
-    from judgekit.data.read_arena_battles import crowd_agreement
+    from judgekit.data.arena_battles import crowd_agreement
 
     judged = p[p["pair_id"].isin(j["pair_id"])]
     agree = crowd_agreement(judged)

@@ -123,7 +123,7 @@ def with_arrangements(judgments: pd.DataFrame, prob: str = "p_a") -> pd.DataFram
     Examples
     --------
     >>> import judgekit as jk
-    >>> _, j, _ = jk.simulate_judgments(2, id_swap=(False, True), seed=0)
+    >>> _, j, _ = jk.sim.simulate_judgments(2, id_swap=(False, True), seed=0)
     >>> jk.with_arrangements(j).groupby("arrangement")[["order", "id_swap"]].first()
                 order  id_swap
     arrangement
@@ -180,7 +180,7 @@ def arrangement_table(
     Examples
     --------
     >>> import judgekit as jk
-    >>> _, j, _ = jk.simulate_judgments(3, token_bias=1.0, id_swap=(False, True), seed=0)
+    >>> _, j, _ = jk.sim.simulate_judgments(3, token_bias=1.0, id_swap=(False, True), seed=0)
     >>> jk.arrangement_table(j).columns.tolist()
     ['judge', 'pair_id', 's0', 's1', 's2', 's3', 'n_repeats']
     """
@@ -188,9 +188,7 @@ def arrangement_table(
     if unknown:
         raise ValueError(f"complete: unknown arrangements {sorted(unknown)}; use X0..X3")
     if is_scanned(judgments):  # the engine sums P(t1) per (judge, pair, arrangement)
-        from judgekit.scale._tables import arrangement_cells
-
-        return _complete(arrangement_cells(judgments, prob), complete)
+        return _complete(judgments.arrangement_cells(prob), complete)
     return _arrangement_table(with_arrangements(judgments, prob), complete)
 
 

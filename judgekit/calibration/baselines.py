@@ -93,7 +93,7 @@ def content_free_pairs(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(20, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(20, seed=0)
     >>> cf = jk.content_free_pairs(pairs, "na", n=3)
     >>> cf[["response_a", "response_b"]].drop_duplicates().values.tolist()
     [['N/A', 'N/A']]

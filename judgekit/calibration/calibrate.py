@@ -237,7 +237,7 @@ def load_calibrator(path: str | Path) -> Calibrator:
     Examples
     --------
     >>> import judgekit as jk, tempfile, os
-    >>> _, j, _ = jk.simulate_judgments(200, token_bias=1.0, id_swap=(False, True), seed=0)
+    >>> _, j, _ = jk.sim.simulate_judgments(200, token_bias=1.0, id_swap=(False, True), seed=0)
     >>> cal = jk.calibrate(j, "pride").calibrator
     >>> path = cal.save(os.path.join(tempfile.mkdtemp(), "cal.json"))
     >>> jk.load_calibrator(path).maps == cal.maps
@@ -435,7 +435,7 @@ def calibrate(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, j, _ = jk.simulate_judgments(400, token_bias=1.0, id_swap=(False, True), seed=0)
+    >>> pairs, j, _ = jk.sim.simulate_judgments(400, token_bias=1.0, id_swap=(False, True), seed=0)
     >>> cal, out = jk.calibrate(j, "noa")
     >>> cal
     Calibrator(method='noa', judges=['sim'])

@@ -78,7 +78,7 @@ def first_position_reliability(
     Examples
     --------
     >>> import judgekit as jk
-    >>> _, j, _ = jk.simulate_judgments(2000, position_bias=0.5, seed=0)  # verdicts drawn from p
+    >>> _, j, _ = jk.sim.simulate_judgments(2000, position_bias=0.5, seed=0)  # verdicts drawn from p
     >>> r = jk.first_position_reliability(j, n_bins=5)
     >>> r["n"].tolist()
     [1010, 487, 459, 534, 1510]
@@ -178,7 +178,7 @@ def first_position_summary(
     Examples
     --------
     >>> import judgekit as jk
-    >>> _, j, _ = jk.simulate_judgments(400, position_bias=1.0, quality_scale=1.0, seed=0)
+    >>> _, j, _ = jk.sim.simulate_judgments(400, position_bias=1.0, quality_scale=1.0, seed=0)
     >>> s = jk.first_position_summary(j, n_boot=0).set_index("metric")
     >>> round(float(s.loc["logit_shift", "estimate"]), 1)
     1.0

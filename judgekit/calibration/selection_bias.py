@@ -233,7 +233,7 @@ def selection_bias_metrics(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, j, _ = jk.simulate_judgments(300, token_bias=1.0, id_swap=(False, True), seed=0)
+    >>> pairs, j, _ = jk.sim.simulate_judgments(300, token_bias=1.0, id_swap=(False, True), seed=0)
     >>> m = jk.selection_bias_metrics(j, pairs, n_boot=0)
     >>> m[["metric", "n"]].to_dict("list")
     {'metric': ['fleiss_kappa', 'icc2k', 'icc3k', 'all_agree', 'rstd', 'accuracy'], 'n': [300, 300, 300, 300, 300, 300]}

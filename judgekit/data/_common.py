@@ -1,15 +1,132 @@
-"""Helpers shared by the dataset parsers."""
+"""Helpers shared by the dataset loaders and the file readers, and the register of formats.
+
+A reader module declares its format with :func:`reads` on its reader function: the name
+:func:`judgekit.read_any` takes, and how :func:`judgekit.detect_format` recognises a file or a
+folder of it. Importing the module registers it (``judgekit.data`` imports every reader module),
+so adding a format is one module: no list elsewhere names the formats.
+"""
 
 from __future__ import annotations
 
 import difflib
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
 
 import pandas as pd
 
 from judgekit._jsonfile import parse_json, parse_jsonl
+from judgekit.data._gzip import InflateLimitError, gunzip, limit_for
 from judgekit.data.fetch import DataFile, inflate, read_bytes
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# ----------------------------------------------------------------------------- the formats
+
+@dataclass(frozen=True)
+class Format:
+    """One format :func:`judgekit.read_any` reads, and how :func:`judgekit.detect_format` tells it.
+
+    Detection asks the formats in ``rank`` order (lower first), in four steps: a file's name
+    (``by_name``), then for a JSON file its first record (``by_record``), else for a table file
+    its header (``by_header``); a folder by the layout of its files (``by_folder``), then by the
+    first records of its JSON-lines files (formats with ``folder_of_records``). Each test returns
+    the reason it claims the file ("its records have ...") or None. The ``fallback`` format takes
+    what no other claims.
+    """
+
+    name: str
+    about: str
+    rank: int
+    reader: Callable[..., tuple[pd.DataFrame | None, pd.DataFrame]]
+    by_name: Callable[[str], str | None] | None = None
+    by_record: Callable[[dict], str | None] | None = None
+    by_header: Callable[[Path, str], str | None] | None = None
+    by_folder: Callable[[Path], str | None] | None = None
+    folder_of_records: Callable[[str], str] | None = None
+    layout: str | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    takes_pairs: bool = False
+    fallback: bool = False
+
+
+#: The registered formats by name (filled as the reader modules are imported).
+REGISTERED: dict[str, Format] = {}
+
+
+def reads(name: str, about: str, *, rank: int, **how: Any) -> Callable[[F], F]:
+    """Declare the decorated reader as the one :func:`judgekit.read_any` uses for format ``name``.
+
+    ``about`` is the line :data:`judgekit.data.formats.FORMATS` shows; ``rank`` and ``how``
+    (the fields of :class:`Format`) say how the format is recognised.
+    """
+    def register(reader: F) -> F:
+        where = f"{reader.__module__}.{reader.__qualname__}"
+        known = REGISTERED.get(name)
+        if known is not None and f"{known.reader.__module__}.{known.reader.__qualname__}" != where:
+            raise ValueError(f"two readers declare the format {name!r}: "
+                             f"{known.reader.__module__}.{known.reader.__qualname__} and {where}")
+        same_rank = [f.name for f in REGISTERED.values() if f.rank == rank and f.name != name]
+        if same_rank:  # the order of detection must not depend on the order of imports
+            raise ValueError(f"the format {name!r} has the rank {rank} of {same_rank[0]!r}; "
+                             "give it a rank of its own")
+        REGISTERED[name] = Format(name=name, about=about, rank=rank, reader=reader, **how)
+        return reader
+    return register
+
+
+def formats() -> list[Format]:
+    """The registered formats, in the order detection asks them."""
+    return sorted(REGISTERED.values(), key=lambda f: f.rank)
+
+
+# ------------------------------------------------------------------------ reading user files
+
+def read_file(path: Path) -> bytes:
+    """A file's bytes, inflated (within a bound) when its name ends in ``.gz``."""
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        try:
+            data = gunzip(data, limit_for(len(data), None))
+        except (InflateLimitError, EOFError, OSError, ValueError) as err:
+            raise ValueError(f"{path}: not a readable gzip file ({err})") from None
+    return data
+
+
+def json_file(path: Path) -> object:
+    """The parsed JSON of a (possibly gzip-compressed) file; a bad file is named."""
+    return parse_json(read_file(path), path)
+
+
+def jsonl_file(path: Path) -> list:
+    """The records of a JSON-lines file (blank lines skipped); a bad line is named."""
+    return parse_jsonl(read_file(path), path)
+
+
+def find_files(path: Path, names: tuple[str, ...], pattern: str) -> list[Path]:
+    """``path`` itself when it is a file, else the files under it matching one of ``names``."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist")
+    if path.is_file():
+        return [path]
+    found = sorted({p for name in names for p in path.rglob(name) if p.is_file()})
+    if not found:
+        raise ValueError(f"no {pattern} file under {path}")
+    return found
+
+
+def beside(folder: Path, name: str) -> Path | None:
+    """``folder/name`` or its ``.gz`` copy, when either is a file."""
+    for candidate in (folder / name, folder / f"{name}.gz"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+# ---------------------------------------------------------------------- parsing the datasets
 
 
 def short_hash(text: str, n: int = 12) -> str:

@@ -104,7 +104,7 @@ _register(_Spec(
 _register(_Spec(
     "mtbench_human",
     "MT-Bench: expert human votes and GPT-4 pair judgments on 80 two-turn questions (online only)",
-    "CC-BY-4.0", "mtbench_human", True, lambda: registry_files("mtbench_human"),
+    "CC-BY-4.0", "mtbench", True, lambda: registry_files("mtbench_human"),
 ))
 _register(_Spec(
     "rewardbench",

@@ -25,18 +25,27 @@ by the study (54 repetition runs, 8 full runs) are reproduced exactly, counts in
 This is the studies' rule for the studies' data. judgekit's own engine parser
 (:meth:`judgekit.Template.parse`) is stricter for judges judgekit runs itself: it reads only the
 judge's final answer line and calls a reply that names two verdicts invalid.
+
+:func:`read_judging_the_judges` reads the same ``record_<judge>_<n>.tsv`` layout from a folder of
+your own runs of Shi et al.'s code, with the same parsing, so a table you read equals what the
+loader returns for the same files. Files may be plain or gzip-compressed (``.gz``).
 """
 
 from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pandas as pd
 
-from judgekit.data._common import as_list, check_names
+from judgekit._stamp import stamped
+from judgekit.data._common import as_list, check_names, find_files, read_file, reads
 from judgekit.data._pickle import safe_loads
 from judgekit.data.fetch import DataFile, read_bytes, registry_files
+from judgekit.schema import validate_judgments, validate_pairs
+
+__all__ = ["read_judging_the_judges"]
 
 BENCHMARKS = ("MTBench", "DevBench")
 RUNS = ("repetition", "full")
@@ -284,3 +293,125 @@ def load(benchmark: str | list[str] | None = None, run: str | list[str] | None =
         raise ValueError(f"no Judging-the-Judges files match benchmark={benches}, run={runs}, "
                          f"judges={judge_list}; see judgekit.data.judging_the_judges.judges()")
     return pd.DataFrame(list(pairs.values())), pd.concat(frames, ignore_index=True)
+
+
+# ------------------------------------------------------------- reading your own runs
+
+_RECORD = re.compile(r"^record_(?P<judge>.+)_(?P<options>\d+)\.tsv(?:\.gz)?$")
+_REPETITION = re.compile(r"^Repetition(?P<k>\d+)-")
+
+
+def _benchmark_of(data: bytes, source: Path) -> str:
+    header = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+    columns = {c.strip().strip('"') for c in header.split("\t")}
+    if set(TSV_COLUMNS["MTBench"]) <= columns:
+        return "MTBench"
+    if set(TSV_COLUMNS["DevBench"]) <= columns:
+        return "DevBench"
+    raise ValueError(f"{source}: neither an MT-Bench-style record TSV (columns "
+                     f"{', '.join(TSV_COLUMNS['MTBench'])}) nor a DevBench-style one "
+                     f"({', '.join(TSV_COLUMNS['DevBench'])})")
+
+
+def _by_header(path: Path, name: str) -> str | None:
+    if ".tsv" in name and "cmp_index" in read_file(path).split(b"\n", 1)[0].decode(
+            "utf-8", "replace").split("\t"):
+        return "its header has Judging-the-Judges' cmp_index"
+    return None
+
+
+@reads("jtj", "jk.read_judging_the_judges: Judging-the-Judges-style record TSVs", rank=45,
+       by_header=_by_header, layout="Judging-the-Judges record_*.tsv",
+       by_name=lambda name: ("the file is named record_<judge>_<n>.tsv"
+                             if name.startswith("record_") and ".tsv" in name else None),
+       by_folder=lambda path: ("the folder holds record_<judge>_<n>.tsv files"
+                               if next(path.rglob("record_*.tsv*"), None) is not None else None))
+@stamped
+def read_judging_the_judges(path: str | Path, *, benchmark: str | None = None,
+                            judge: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read Judging-the-Judges-style record TSVs (your own runs of Shi et al.'s code).
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``record_<judge>_<n>.tsv`` file, or a folder searched recursively for them. A file in a
+        folder named ``Repetition<k>-...`` is repetition ``k`` (``run`` "repetition",
+        ``repeat`` k - 1), as in the study's release; any other is a single run (``run``
+        "full", ``repeat`` 0).
+    benchmark : {"MTBench", "DevBench"}, optional
+        The verdict format: MT-Bench-style files have two turns (``question_1``,
+        ``answer1_1``, ...) and verdicts ``[[A]]`` / ``[[B]]`` / ``[[C]]`` (tie); DevBench-style
+        files have one question and verdicts ``Choice: A`` / ``Choice: B``. Inferred from the
+        columns when omitted.
+    judge : str, optional
+        The judge's name (default: from the file name; its column is the one of that name, else
+        the last column, as the study's code takes it).
+
+    Returns
+    -------
+    pairs, judgments : DataFrame
+        Validated tables with the columns of ``jk.load_dataset("judging_the_judges")``: one pair
+        per (question, two models) with the models in alphabetical order as a and b,
+        ``pair_id`` ``<benchmark>/<run>/<question>;<model a>;<model b>``; the verdict is the
+        first one stated (the study's extraction, see :func:`parse_verdict`), invalid with
+        ``error`` when none is.
+
+    Raises
+    ------
+    ValueError
+        For a file that is not in this format, naming it and the missing columns.
+
+    Notes
+    -----
+    A record TSV has one row per comparison, ``cmp_index`` = ``question;model_A;model_B`` with
+    ``model_A`` shown first, the texts, and the judge's reply in the judge's column::
+
+        cmp_index         question  answer1  answer2  reference_answer  task  my-judge
+        q1;model-x;model-y  Design..  ...      ...                        uml   Choice: A\\nReason: ...
+        q1;model-y;model-x  Design..  ...      ...                        uml   Choice: B\\nReason: ...
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import pandas as pd
+    >>> import judgekit as jk
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> rows = pd.DataFrame({"cmp_index": ["q1;x;y", "q1;y;x"], "question": "Design it.",
+    ...                      "answer1": ["X's design", "Y's design"], "answer2": ["Y's design", "X's design"],
+    ...                      "reference_answer": "", "task": "uml", "my-judge": ["Choice: A", "Choice: B"]})
+    >>> rows.to_csv(folder / "record_my-judge_2.tsv", sep="\\t", index=False)
+    >>> pairs, judgments = jk.read_judging_the_judges(folder)
+    >>> judgments[["pair_id", "order", "verdict"]].to_dict("records")
+    [{'pair_id': 'DevBench/full/q1;x;y', 'order': 'ab', 'verdict': 'a'}, {'pair_id': 'DevBench/full/q1;x;y', 'order': 'ba', 'verdict': 'a'}]
+    """
+    if benchmark is not None and benchmark not in OPTIONS:
+        raise ValueError(f"unknown benchmark {benchmark!r}; known: {', '.join(OPTIONS)}")
+    root = Path(path)
+    files = find_files(root, ("record_*.tsv", "record_*.tsv.gz"), "record_<judge>_<n>.tsv")
+    pairs: dict[str, dict] = {}
+    frames = []
+    for f in files:
+        named = _RECORD.match(f.name)
+        named_judge = named["judge"] if named else None
+        data = read_file(f)
+        bench = benchmark or _benchmark_of(data, f)
+        rep = _REPETITION.match(f.parent.name)
+        run, repeat = ("repetition", int(rep["k"]) - 1) if rep else ("full", 0)
+        header = _header(data)
+        column = next((c for c in (judge, named_judge) if c is not None and c in header), None)
+        keys, texts, new_pairs, column = read_record_tsv(
+            data, name=str(f), benchmark=bench, judge=column, run=run)
+        for pid, row in new_pairs.items():
+            pairs.setdefault(pid, row)
+        frames.append(judgment_frame(keys, texts, benchmark=bench, run=run,
+                                          judge=judge or named_judge or column, repeat=repeat))
+    pairs_df = validate_pairs(pd.DataFrame(list(pairs.values())),
+                              name=f"Judging-the-Judges pairs from {root}")
+    judgments = validate_judgments(pd.concat(frames, ignore_index=True), pairs_df,
+                                   name=f"Judging-the-Judges judgments from {root}")
+    return pairs_df, judgments
+
+
+def _header(data: bytes) -> set[str]:
+    line = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+    return {c.strip().strip('"') for c in line.split("\t")}

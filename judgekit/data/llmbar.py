@@ -5,14 +5,33 @@ Upstream: princeton-nlp/LLMBar (MIT), ``Dataset/**/dataset.json`` (``input``, ``
 same records with ``results``, a list of rounds; the last round holds the final verdict of both
 orders, ``"swap = False"`` (output_1 shown first) and ``"swap = True"`` (output_2 shown first),
 each with ``winner`` "1" / "2" (in response terms) or null when unparsed, and the raw completion.
+
+:func:`read_llmbar_results` reads the same layout from a folder of your own runs of LLMBar's
+evaluation code, with the same parsing, so a table you read equals what the loader returns for
+the same files. Files may be plain or gzip-compressed (``.gz``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from judgekit.data._common import as_list, check_names, label_from, read_json
+from judgekit._stamp import stamped
+from judgekit.data._common import (
+    as_list,
+    beside,
+    check_names,
+    find_files,
+    json_file,
+    label_from,
+    read_json,
+    reads,
+)
 from judgekit.data.fetch import registry_files
+from judgekit.schema import validate_judgments, validate_pairs
+
+__all__ = ["read_llmbar_results"]
 
 #: set name -> (directory under Dataset/, group)
 SETS: dict[str, tuple[str, str]] = {
@@ -197,3 +216,127 @@ def statistics(judgments: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     out["equal"] = consistent + unparsed.reindex(out.index).fillna(0)
     columns = ["correct_False", "correct_True", "correct_both", "equal", "n"]
     return out[columns].round(9).reset_index()
+
+
+# ------------------------------------------------------------- reading your own runs
+
+def _llmbar_set(set_dir: Path, root: Path, set_name: str | None) -> tuple[str, str | None]:
+    """The set's name and group: LLMBar's own name for a folder of its release, else the
+    folder's path below ``root``."""
+    if set_name is not None:
+        return set_name, None
+    posix = set_dir.as_posix()
+    for name, (sub, group) in SETS.items():
+        if posix == sub or posix.endswith("/" + sub):
+            return name, group
+    try:
+        rel = set_dir.relative_to(root).as_posix()
+    except ValueError:
+        rel = "."
+    return (set_dir.name if rel == "." else rel), None
+
+
+def _by_folder(path: Path) -> str | None:
+    if any(p.parents[2].name == "evaluators" for p in path.rglob("result.json*")
+           if len(p.parents) > 2):
+        return "the folder holds <set>/evaluators/<judge>/<strategy>/result.json files"
+    return None
+
+
+@reads("llmbar", "jk.read_llmbar_results: LLMBar-style result.json files", rank=50,
+       by_folder=_by_folder, layout="LLMBar result.json",
+       by_record=lambda record: ("its records are LLMBar results (input, output_1/2, results)"
+                                 if {"input", "output_1", "output_2", "results"} <= set(record)
+                                 else None))
+@stamped
+def read_llmbar_results(path: str | Path, *, judge: str | None = None,
+                        strategy: str | None = None, set_name: str | None = None
+                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read LLMBar-style evaluation results (your own runs of its code) as pairs and judgments.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``result.json`` file, or a folder searched recursively for them. The layout of
+        LLMBar's release is understood: ``<set>/evaluators/<judge>/<strategy>/result.json`` with
+        the set's ``<set>/dataset.json`` (its pairs and gold labels) two levels above
+        ``evaluators``. Without a ``dataset.json`` the pairs come from the result records.
+    judge, strategy : str, optional
+        Names for a ``result.json`` outside that layout (required then); they override the
+        folder names otherwise.
+    set_name : str, optional
+        The set's name in ``pair_id`` and ``dataset`` (default: LLMBar's name for a folder of its
+        release, e.g. ``Natural``, else the set folder's path below ``path``).
+
+    Returns
+    -------
+    pairs, judgments : DataFrame
+        Validated tables with the columns of ``jk.load_dataset("llmbar")``: pairs ``pair_id``
+        (``llmbar/<set>/<index>``), ``dataset``, ``group``, labels "a"/"b" from ``label`` 1/2;
+        judgments in both orders (``order`` "ab" is ``swap = False``) with ``judge`` =
+        ``<judge>/<strategy>``, ``model``, ``template``, ``raw``, ``error``.
+
+    Raises
+    ------
+    ValueError
+        For a file that is not in this format, names the file and what is missing.
+
+    Notes
+    -----
+    Each record of ``result.json`` is a pair (``input``, ``output_1``, ``output_2``, ``label``)
+    with ``results``, a list of rounds; the last round holds the verdict of both orders::
+
+        [{"input": "Write a haiku.", "output_1": "...", "output_2": "...", "label": 1,
+          "results": [{"swap = False": {"winner": "1", "completion": "Output (a)"},
+                       "swap = True": {"winner": "1", "completion": "Output (b)"}}]}]
+
+    ``winner`` is "1" or "2" in response terms (whichever order was shown), or null when
+    LLMBar's parser found no verdict (kept as an invalid verdict with ``error``).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> import judgekit as jk
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "MySet" / "evaluators" / "my-judge" / "Vanilla"
+    >>> folder.mkdir(parents=True)
+    >>> rounds = [{"swap = False": {"winner": "1"}, "swap = True": {"winner": "1"}}]
+    >>> record = {"input": "2+2?", "output_1": "4", "output_2": "5", "label": 1, "results": rounds}
+    >>> _ = (folder / "result.json").write_text(json.dumps([record]))
+    >>> pairs, judgments = jk.read_llmbar_results(folder.parents[2])
+    >>> judgments[["pair_id", "judge", "order", "verdict"]].to_dict("records")
+    [{'pair_id': 'llmbar/MySet/0', 'judge': 'my-judge/Vanilla', 'order': 'ab', 'verdict': 'a'}, {'pair_id': 'llmbar/MySet/0', 'judge': 'my-judge/Vanilla', 'order': 'ba', 'verdict': 'a'}]
+    """
+    root = Path(path)
+    files = find_files(root, ("result.json", "result.json.gz"), "result.json")
+    base = root if root.is_dir() else root.parent
+    by_set: dict[Path, list[tuple[Path, str, str]]] = {}
+    for f in files:
+        in_layout = len(f.parents) > 3 and f.parents[2].name == "evaluators"
+        j = judge or (f.parents[1].name if in_layout else None)
+        s = strategy or (f.parent.name if in_layout else None)
+        if j is None or s is None:
+            raise ValueError(f"{f}: not in <set>/evaluators/<judge>/<strategy>/result.json; pass "
+                             "judge= and strategy= to name the judge and prompting strategy")
+        set_dir = f.parents[3] if in_layout else f.parent
+        by_set.setdefault(set_dir, []).append((f, j, s))
+    pair_frames, rec = [], None
+    for set_dir, results in by_set.items():
+        name, group = _llmbar_set(set_dir, base, set_name)
+        dataset = beside(set_dir, "dataset.json")
+        if dataset is not None:
+            records, source = json_file(dataset), str(dataset)
+        else:  # the result records carry the pairs themselves
+            records, source = json_file(results[0][0]), str(results[0][0])
+        pair_frames.append(pairs_frame(records, name, group, source))
+        for f, j, s in sorted(results, key=lambda t: (t[1], t[2])):
+            rows = judgment_rows(json_file(f), records, name, j, s, str(f))
+            rec = rows if rec is None else {k: rec[k] + v for k, v in rows.items()}
+    pairs = pd.concat(pair_frames, ignore_index=True)
+    if pairs["pair_id"].duplicated().any():
+        dup = pairs.loc[pairs["pair_id"].duplicated(), "pair_id"].iloc[0]
+        raise ValueError(f"two sets under {root} share the name of {dup!r}; pass set_name= or "
+                         "read them separately")
+    pairs = validate_pairs(pairs, name=f"LLMBar pairs from {root}")
+    judgments = validate_judgments(judgments_frame(rec), pairs,
+                                   name=f"LLMBar judgments from {root}")
+    return pairs, judgments

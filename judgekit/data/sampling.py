@@ -93,7 +93,7 @@ def sample_splits(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(2000, human_prefers_longer=0.6, seed=1)
+    >>> pairs = jk.sim.simulate_pairs(2000, human_prefers_longer=0.6, seed=1)
     >>> sampled, summary = jk.sample_splits(pairs, n=100, splits=5, seed=0, return_summary=True)
     >>> sampled.groupby("split").size().tolist()
     [100, 100, 100, 100, 100]

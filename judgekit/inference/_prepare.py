@@ -94,9 +94,7 @@ def predictions(j: pd.DataFrame, target: str, prediction: str) -> pd.DataFrame:
     option-ID arrangement), then over the orders present; ``f`` NaN when nothing was usable.
     Also ``disagree``: |mean of order ab − mean of order ba| where both orders exist."""
     if is_scanned(j):  # the engine sums each (judge, pair, order, id_swap) cell
-        from judgekit.scale._tables import ppi_cells
-
-        cells = ppi_cells(j, target, prediction)
+        cells = j.ppi_cells(target, prediction)
     else:
         x = _per_call(j, target, prediction)
         df = pd.DataFrame({"judge": j["judge"].to_numpy(), "pair_id": j["pair_id"].to_numpy(),

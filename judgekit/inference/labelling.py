@@ -193,7 +193,7 @@ def check_labelling(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(2000, accuracy=0.8, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(2000, accuracy=0.8, seed=0)
     >>> random = pairs.assign(label=pairs["label"].where(pairs.index % 10 == 0))
     >>> bool((jk.check_labelling(judgments, random)["p_holm"] > 0.001).all())
     True
@@ -255,7 +255,7 @@ def sample_for_labelling(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(1000, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(1000, seed=0)
     >>> plan = jk.sample_for_labelling(pairs, 100, seed=1)
     >>> int(plan["to_label"].sum()), float(plan["sampling_prob"].iloc[0])
     (100, 0.1)

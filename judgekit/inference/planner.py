@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import altair as alt
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from judgekit._deprecation import moved_method
 from judgekit._stamp import stamped
 from judgekit.inference import _fit, _prepare
 
@@ -31,16 +31,28 @@ class LabelPlan:
     answer : DataFrame
         Per design (pairs judged x repeats, and method): the fewest labels that reach the
         target half-width, and the cost.
-    chart : altair.Chart
-        Half-width against the number of labels, one line per design, the target as a rule.
     moments : dict
         What the prediction rests on (variances, covariance, design effect, per-call cost).
+    half_width : float
+        The target half-width.
+    axis : str
+        The column of ``table`` the plan varies: ``n_labels`` or ``n_pairs``.
+    title : str
+        What the plan is for, as a chart title.
+    chart : altair.LayerChart
+        Deprecated: ``jk.viz.plan_chart(plan)`` draws the plan (half-width against ``axis``,
+        one line per design, the target as a rule); ``plan.chart`` still does, with a warning.
     """
 
     table: pd.DataFrame
     answer: pd.DataFrame
-    chart: alt.LayerChart
     moments: dict[str, float]
+    half_width: float = math.nan
+    axis: str = "n_labels"
+    title: str = ""
+
+    #: Moved to judgekit.viz (issue 24): the plan is tables; jk.viz.plan_chart draws it.
+    chart = property(moved_method("LabelPlan.chart", "judgekit.viz.inference", "plan_chart"))
 
 
 @dataclass(frozen=True)
@@ -158,18 +170,6 @@ def _needed(fn, target: float, n_max: int) -> float:
         else:
             lo = mid + 1
     return float(lo)
-
-
-def _chart(table: pd.DataFrame, target: float, x: str, title: str) -> alt.LayerChart:
-    lines = alt.Chart(table).mark_line(point=True).encode(
-        x=alt.X(f"{x}:Q", scale=alt.Scale(type="log"), title=x.replace("_", " ")),
-        y=alt.Y("half_width:Q", title="predicted 95% half-width"),
-        color=alt.Color("design:N", title="design"),
-        tooltip=[x, "design", alt.Tooltip("half_width:Q", format=".4f"), "total_cost_usd"],
-    )
-    rule = alt.Chart(pd.DataFrame({"target": [target]})).mark_rule(strokeDash=[4, 4]).encode(
-        y="target:Q")
-    return alt.layer(lines, rule).properties(title=title, width=420, height=260)
 
 
 @stamped
@@ -332,11 +332,11 @@ def plan_labels(
     table = pd.DataFrame(rows).drop_duplicates(["design", "method", "n_labels"], ignore_index=True)
     answer = pd.DataFrame(answers)
     what = "difference of two win rates" if difference else "human win rate"
-    chart = _chart(table, half_width, "n_labels", f"Labels needed for ±{half_width:g} on the {what}")
+    title = f"Labels needed for ±{half_width:g} on the {what}"
     info = {"var_y": moments[0].var_y, "cov": moments[0].cov, "var_mu": moments[0].var_mu,
             "var_call": moments[0].var_call, "design_effect": moments[0].deff,
             "cost_per_call_usd": per_call, "z": z}
-    return LabelPlan(table, answer, chart, info)
+    return LabelPlan(table, answer, info, half_width, "n_labels", title)
 
 
 @stamped
@@ -389,7 +389,7 @@ def plan_bias(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(400, position_bias=0.8, flip_q=0.1,
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(400, position_bias=0.8, flip_q=0.1,
     ...                                             repeats=3, seed=0)
     >>> plan = jk.plan_bias(judgments, pairs, half_width=0.03, n_boot=200)
     >>> plan.answer[["repeats", "labels_needed"]].to_dict("records")  # doctest: +SKIP
@@ -434,5 +434,5 @@ def plan_bias(
                         "judge_cost_usd": per_call * need * orders * k, "label_cost_usd": lc,
                         "total_cost_usd": per_call * need * orders * k + lc})
     table = pd.DataFrame(rows)
-    chart = _chart(table, half_width, "n_pairs", f"Labelled pairs needed for ±{half_width:g} on {metric}")
-    return LabelPlan(table, pd.DataFrame(answers), chart, info)
+    title = f"Labelled pairs needed for ±{half_width:g} on {metric}"
+    return LabelPlan(table, pd.DataFrame(answers), info, half_width, "n_pairs", title)

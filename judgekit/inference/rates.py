@@ -220,7 +220,7 @@ def ppi_win_rates(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(3000, accuracy=0.8, position_bias=0.5, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(3000, accuracy=0.8, position_bias=0.5, seed=0)
     >>> humans = pairs["label"].where(pairs.index % 15 == 0)   # 200 random pairs labelled
     >>> out = jk.ppi_win_rates(judgments, pairs.assign(label=humans))
     >>> out[["method", "estimate", "ci_low", "ci_high", "n_labelled"]].round(3)
@@ -303,7 +303,7 @@ def ppi_compare(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(3000, accuracy=0.8, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(3000, accuracy=0.8, seed=0)
     >>> pairs["model_a"], pairs["model_b"] = pairs.index.map(lambda i: f"m{i % 2 + 1}"), "base"
     >>> labelled = pairs.assign(label=pairs["label"].where(pairs.index % 15 == 0))
     >>> d = jk.ppi_compare(judgments, labelled, ("m1", "m2"), methods=["ppi++"])

@@ -67,7 +67,7 @@ def label_subset_study(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(1000, accuracy=0.8, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(1000, accuracy=0.8, seed=0)
     >>> s = jk.label_subset_study(judgments, pairs, sizes=[100], reps=50)
     >>> s[["n_labels", "method", "reps"]].head(2)
        n_labels     method  reps

@@ -1,8 +1,10 @@
 """The judging engine: templates, verdict parsing, logprobs, the client, cache and runs."""
 
+from judgekit._deprecation import moved
 from judgekit.judging.batch import collect_batch, run_judges_batch, submit_batch
 from judgekit.judging.cache import Cache, request_key
 from judgekit.judging.completions import acomplete, complete
+from judgekit.judging.config import RunConfig
 from judgekit.judging.engine import arun_judges, run_judges
 from judgekit.judging.judge import Judge
 from judgekit.judging.logprobs import option_probabilities
@@ -12,10 +14,9 @@ from judgekit.judging.templates import ParsedVerdict, Template, get_template, li
 __all__: list[str] = [
     "DEFAULT_PRICES",
     "Cache",
-    "Faults",
     "Judge",
     "ParsedVerdict",
-    "SimServer",
+    "RunConfig",
     "Template",
     "acomplete",
     "arun_judges",
@@ -33,12 +34,5 @@ __all__: list[str] = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # The simulated server's names are re-exported here, but imported on first use:
-    # judgekit.sim itself imports judgekit.judging.templates, so importing it at the top would
-    # make ``import judgekit.sim`` (what ``judgekit serve-sim`` does first) circular.
-    if name in ("Faults", "SimServer"):
-        from judgekit import sim
-
-        return getattr(sim, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Moved to the simulation wing (issue 24): the old names warn and still work.
+__getattr__ = moved(__name__, dict.fromkeys(("Faults", "SimServer"), "judgekit.sim"))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import os
 import re
@@ -30,11 +29,11 @@ from judgekit.exceptions import CacheError
 from judgekit.judging.answers import read_answer
 from judgekit.judging.cache import Cache, new_owner, open_cache
 from judgekit.judging.clients import EngineLoop, make_clients
-from judgekit.judging.config import RunConfig
+from judgekit.judging.config import RunConfig, check_settings
 from judgekit.judging.engine import run_judges
 from judgekit.judging.judge import Judge, as_judges
 from judgekit.judging.pricing import BATCH_DISCOUNT, resolve_prices
-from judgekit.judging.requests import Task, build_tasks, check_swaps
+from judgekit.judging.requests import RequestPlan, check_swaps
 from judgekit.schema import validate_pairs
 
 __all__ = ["collect_batch", "run_judges_batch", "submit_batch"]
@@ -44,18 +43,18 @@ _NOTHING = {"batch_id": None, "status": "nothing to submit", "requests": 0, "sto
             "already_cached": 0, "failed": 0, "missing": 0, "unreadable": 0}
 
 
-def _plan(pairs, judges, orders, repeats, id_swap, client) -> tuple[list[Task], str]:
-    """The requests of a run and the one endpoint a batch of them goes to."""
+def _plan(pairs, judges, orders, repeats, id_swap, client) -> tuple[RequestPlan, str]:
+    """The requests of a run (the live run's own :class:`RequestPlan`, so a batch and a live run
+    share keys and answers) and the one endpoint a batch of them goes to."""
     pairs = validate_pairs(pairs)
-    tasks = build_tasks(pairs, as_judges(judges), orders, repeats, check_swaps(id_swap), client)
-    endpoints = {t.call.url for t in tasks}
-    if len(endpoints) != 1:
+    plan = RequestPlan(pairs, as_judges(judges), orders, repeats, check_swaps(id_swap), client)
+    if len(plan.urls) != 1:
         raise ValueError("one batch goes to one endpoint; these judges use "
-                         f"{sorted(t.endpoint for t in tasks)}")
-    return tasks, endpoints.pop()
+                         f"{sorted(set(plan.urls.values()))}")
+    return plan, next(iter(plan.urls))
 
 
-async def _asubmit(tasks: list[Task], url: str, client: Any, store: Cache, api_key: str | None,
+async def _asubmit(plan: RequestPlan, url: str, client: Any, store: Cache, api_key: str | None,
                    metadata: Mapping[str, str] | None, completion_window: str,
                    pending_batches: str) -> tuple[str | None, dict[str, str]]:
     """Submit what is neither cached, nor held by a pending batch (unless ``"send"``), nor being
@@ -64,19 +63,20 @@ async def _asubmit(tasks: list[Task], url: str, client: Any, store: Cache, api_k
         raise CacheError(f"the judge cache {store.path} is open read-only; a batch must be "
                          "recorded in a cache that can be written")
     store.check_writable()
-    calls = {t.key: t.call for t in tasks}
-    cached = store.get_many(calls)
-    todo = {k: c for k, c in calls.items() if k not in cached}
+    cached = store.get_many(plan.keys)
+    todo = [k for k in plan.keys if k not in cached]
     held = store.pending_batches(todo) if pending_batches == "skip" else {}
     owner = new_owner()
     try:
         # claimed while being submitted, so a live run started meanwhile leaves them alone
         state = store.claim([k for k in todo if k not in held], owner)
-        todo = {k: c for k, c in todo.items() if state.get(k) == "mine"}
+        todo = [k for k in todo if state.get(k) == "mine"]
         if not todo:
             return None, held
+        plan.prepare(todo)
+        calls = {k: plan.call(k) for k in todo}   # the bodies, rendered for these only
         lines = [json.dumps({"custom_id": k, "method": "POST", "url": "/v1/chat/completions",
-                             "body": c.body}) for k, c in todo.items()]
+                             "body": c.body}) for k, c in calls.items()]
         data = ("\n".join(lines) + "\n").encode()
         async with _client(url, client, api_key) as api:
             uploaded = await api.files.create(file=("judgekit-batch.jsonl", data), purpose="batch")
@@ -84,8 +84,8 @@ async def _asubmit(tasks: list[Task], url: str, client: Any, store: Cache, api_k
                 input_file_id=uploaded.id, endpoint="/v1/chat/completions",
                 completion_window=completion_window, metadata=metadata,
             )
-        requests = {k: {"repeat": c.repeat, "body": c.body} for k, c in todo.items()}
-        store.record_batch(batch.id, next(iter(todo.values())).endpoint, uploaded.id, requests,
+        requests = {k: {"repeat": c.repeat, "body": c.body} for k, c in calls.items()}
+        store.record_batch(batch.id, next(iter(calls.values())).endpoint, uploaded.id, requests,
                            batch.status)
         return batch.id, held
     finally:
@@ -142,9 +142,9 @@ def submit_batch(
     Examples
     --------
     >>> import judgekit as jk, tempfile, os, warnings
-    >>> pairs = jk.simulate_pairs(3, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(3, seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
-    >>> with jk.SimServer(pairs=pairs, batch_delay=0.05) as url:
+    >>> with jk.sim.SimServer(pairs=pairs, batch_delay=0.05) as url:
     ...     judge = jk.Judge("sim", "shen_hh", base_url=url)
     ...     first = jk.submit_batch(pairs, judge, cache=path)
     ...     with warnings.catch_warnings(record=True) as caught:
@@ -154,10 +154,10 @@ def submit_batch(
     (True, None, True)
     """
     RunConfig(cache=cache, api_key=api_key, client=client, pending_batches=pending_batches)
-    tasks, url = _plan(pairs, judges, orders, repeats, id_swap, client)
+    plan, url = _plan(pairs, judges, orders, repeats, id_swap, client)
     with open_cache(cache, required=True) as store:
         batch_id, held = EngineLoop.run(_asubmit(
-            tasks, url, client, store, api_key, dict(metadata) if metadata else None,
+            plan, url, client, store, api_key, dict(metadata) if metadata else None,
             completion_window, pending_batches))
     if held:
         warnings.warn(
@@ -330,9 +330,9 @@ def collect_batch(
     Examples
     --------
     >>> import judgekit as jk, tempfile, os
-    >>> pairs = jk.simulate_pairs(2, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(2, seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
-    >>> with jk.SimServer(pairs=pairs, batch_delay=0.05) as url:
+    >>> with jk.sim.SimServer(pairs=pairs, batch_delay=0.05) as url:
     ...     batch_id = jk.submit_batch(pairs, jk.Judge("sim", "shen_hh", base_url=url), cache=path)
     ...     summary = jk.collect_batch(batch_id, cache=path, poll_interval=0.05)
     >>> summary["status"], summary["stored"]
@@ -378,8 +378,9 @@ def run_judges_batch(
     timeout : float, optional
         Seconds to wait for a batch before giving up (it can be collected later).
     **options
-        The other keywords of :func:`~judgekit.run_judges` (``api_key``, ``prices``,
-        ``budget_usd``, ...), checked before anything is submitted.
+        The other run settings of :func:`~judgekit.run_judges` (``api_key``, ``prices``,
+        ``budget_usd``, ...; :class:`~judgekit.RunConfig` describes each), checked before
+        anything is submitted.
 
     Returns
     -------
@@ -390,32 +391,28 @@ def run_judges_batch(
     Examples
     --------
     >>> import judgekit as jk, tempfile, os
-    >>> pairs = jk.simulate_pairs(5, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(5, seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "cache.sqlite")
-    >>> with jk.SimServer(pairs=pairs, batch_delay=0.05) as url:
+    >>> with jk.sim.SimServer(pairs=pairs, batch_delay=0.05) as url:
     ...     j = jk.run_judges_batch(pairs, jk.Judge("sim", "shen_hh", base_url=url), cache=path,
     ...                             poll_interval=0.05, progress=False)
     >>> j.attrs["judgekit_batch"]["stored"], j.attrs["judgekit_run"]["called"]
     (10, 0)
     """
-    allowed = set(inspect.signature(run_judges).parameters) - {
-        "pairs", "judges", "orders", "repeats", "id_swap", "client", "cache"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise TypeError(f"run_judges_batch got unknown keywords {unknown}")
-    config = RunConfig.of({**options, "client": client, "cache": cache})
+    check_settings("run_judges_batch", options, _OWN)
+    config = RunConfig(**{**options, "client": client, "cache": cache})
     if not (isinstance(poll_interval, (int, float)) and poll_interval > 0):
         raise ValueError(f"poll_interval must be a positive number of seconds, got {poll_interval!r}")
     if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
         raise ValueError(f"timeout must be None or a positive number of seconds, got {timeout!r}")
-    tasks, url = _plan(pairs, judges, orders, repeats, id_swap, client)
+    plan, url = _plan(pairs, judges, orders, repeats, id_swap, client)
     wait = {"poll_interval": poll_interval, "timeout": timeout, "prices": config.prices,
             "url": url, "max_answer_bytes": config.max_answer_bytes}
     with open_cache(cache, required=True) as store:
-        earlier = sorted(set(store.pending_batches([t.key for t in tasks]).values()))
+        earlier = sorted(set(store.pending_batches(plan.keys).values()))
         resumed = [EngineLoop.run(_acollect(b, client, store, config.api_key, True, **wait))
                    for b in earlier]
-        batch_id, _ = EngineLoop.run(_asubmit(tasks, url, client, store, config.api_key, None,
+        batch_id, _ = EngineLoop.run(_asubmit(plan, url, client, store, config.api_key, None,
                                               "24h", config.pending_batches))
         summary = dict(_NOTHING)
         if batch_id is not None:
@@ -429,7 +426,12 @@ def run_judges_batch(
                     "requests unanswered; run_judges now sends what is not cached live, at the "
                     "full price", RuntimeWarning, stacklevel=caller_level(),
                 )
-        judgments = run_judges(pairs, judges, orders, repeats, id_swap, client, cache=store,
-                               **options)
+        judgments = run_judges(pairs, judges, orders, repeats, id_swap, client=client,
+                               cache=store, **options)
     judgments.attrs["judgekit_batch"] = {**summary, "resumed": resumed}
     return judgments
+
+
+#: run_judges_batch's own parameters (named when a keyword is not one of them nor a setting)
+_OWN = ("pairs", "judges", "orders", "repeats", "id_swap", "client", "cache", "poll_interval",
+        "timeout")

@@ -43,7 +43,7 @@ from judgekit.judging.budget import Reservation
 from judgekit.judging.limits import EndpointLimits
 from judgekit.judging.requests import Call
 from judgekit.judging.secrets import scrub, scrub_known
-from judgekit.judging.transport import CONNECT, ClientFailure, NoAnswer, Unreadable
+from judgekit.judging.transport import CONNECT, ClientFailure, NoAnswer, Transport, Unreadable
 
 __all__ = ["Endpoint", "Sender", "answer_row", "error_in_200", "error_info", "retry_after", "row",
            "usage_tokens"]
@@ -157,7 +157,7 @@ class Endpoint:
     """What a run knows about one endpoint: its transport, the keys to scrub, its pacing, and
     whether it can be reached."""
 
-    transport: Any
+    transport: Transport
     secrets: list[str]
     limits: EndpointLimits
     calls: int = 0

@@ -3,10 +3,9 @@ through the same engine as :func:`~judgekit.run_judges`."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -14,11 +13,13 @@ import pandas as pd
 from judgekit._stamp import stamped
 from judgekit.judging.answers import checked_row
 from judgekit.judging.clients import Progress
-from judgekit.judging.config import RunConfig
-from judgekit.judging.engine import run_judges
+from judgekit.judging.config import RunConfig, RunSettings, check_settings, document_settings
 from judgekit.judging.requests import Call, endpoint_of
 from judgekit.judging.responses import message_text
-from judgekit.judging.runner import CallList, adrive, bind, drive, run_calls, twin_docstring
+from judgekit.judging.runner import CallList, adrive, drive, run_calls, twin_docstring
+
+if TYPE_CHECKING:   # PEP 692: editors list the run settings of **settings
+    from typing_extensions import Unpack
 
 __all__ = ["acomplete", "complete"]
 
@@ -35,24 +36,26 @@ class CompletionJob:
     config: RunConfig
 
     @classmethod
-    def prepare(cls, values: Mapping[str, Any]) -> CompletionJob:
+    def prepare(cls, caller: str, prompts: Any, model: str, *, system: str | None,
+                temperature: float, max_tokens: int, seed: int | None, repeats: int,
+                extra: Mapping[str, Any] | None, base_url: str | None,
+                settings: Mapping[str, Any]) -> CompletionJob:
         """Check every argument of :func:`complete` and build every request."""
-        config = RunConfig.of(values)
-        ids, conversations = _prompts(values["prompts"], values["system"])
-        repeats, model = values["repeats"], values["model"]
+        check_settings(caller, settings, _OWN)
+        config = RunConfig(**settings)
+        ids, conversations = _prompts(prompts, system)
         if not isinstance(model, str) or not model:
             raise ValueError(f"model must be a non-empty string, got {model!r}")
         if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
             raise ValueError(f"repeats must be an integer >= 1, got {repeats}")
-        url = endpoint_of(values["base_url"], config.client)
+        url = endpoint_of(base_url, config.client)
         calls, index = [], []
         for pid, messages in zip(ids, conversations):
             for k in range(int(repeats)):
-                body = {"model": model, "messages": messages,
-                        "temperature": values["temperature"], "max_tokens": values["max_tokens"],
-                        **(values["extra"] or {})}
-                if values["seed"] is not None:
-                    body["seed"] = int(values["seed"]) + k
+                body = {"model": model, "messages": messages, "temperature": temperature,
+                        "max_tokens": max_tokens, **(extra or {})}
+                if seed is not None:
+                    body["seed"] = int(seed) + k
                 call = Call.make(url, body, k)
                 calls.append(call)
                 index.append((pid, k, call.key))
@@ -122,6 +125,7 @@ def _prompts(prompts: Any, system: str | None) -> tuple[list[str], list[list[dic
 
 
 @stamped
+@document_settings
 def complete(
     prompts: Any,
     model: str,
@@ -133,7 +137,7 @@ def complete(
     repeats: int = 1,
     extra: Mapping[str, Any] | None = None,
     base_url: str | None = None,
-    **run: Any,
+    **settings: Unpack[RunSettings],
 ) -> pd.DataFrame:
     """Cached, concurrent chat completions for non-judging calls (e.g. LLM rewrites).
 
@@ -157,9 +161,10 @@ def complete(
         Further request parameters, sent in the body.
     base_url : str, optional
         The endpoint (else the client's, or ``OPENAI_BASE_URL``, or OpenAI's).
-    client, concurrency, budget_usd, progress, cache, api_key, timeout, max_retries, backoff_base, backoff_max, prices, retry_errors, rpm, tpm, rate_window, pending_batches, transport, max_answer_bytes
-        The run settings of :func:`run_judges`, by keyword (the signature lists them with
-        their defaults; ``help(jk.complete)`` shows it).
+    **settings
+        The run settings of :func:`run_judges`, by keyword, with their defaults:
+        {run_settings}.
+        :class:`~judgekit.RunConfig` describes each.
 
     Returns
     -------
@@ -172,52 +177,51 @@ def complete(
     >>> import judgekit as jk
     >>> def shout(body):
     ...     return body["messages"][-1]["content"].upper()
-    >>> with jk.SimServer(handlers=[shout]) as url:
+    >>> with jk.sim.SimServer(handlers=[shout]) as url:
     ...     out = jk.complete({"x": "make this longer"}, "sim", base_url=url, cache=False,
     ...                       progress=False)
     >>> out[["id", "text"]].to_dict("records")
     [{'id': 'x', 'text': 'MAKE THIS LONGER'}]
     """
-    values = {k: v for k, v in locals().items() if k != "run"}
-    return drive(CompletionJob.prepare(_with_run(values, run)), "completing")
+    return drive(CompletionJob.prepare(
+        "complete", prompts, model, system=system, temperature=temperature,
+        max_tokens=max_tokens, seed=seed, repeats=repeats, extra=extra, base_url=base_url,
+        settings=settings), "completing")
 
 
-def _full_signature() -> inspect.Signature:
-    """:func:`complete`'s own parameters followed by the run settings of :func:`run_judges`."""
-    own = [p for p in inspect.signature(complete).parameters.values()
-           if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    shared = inspect.signature(run_judges).parameters
-    run = [shared[name].replace(kind=inspect.Parameter.KEYWORD_ONLY) for name in RUN_KEYWORDS]
-    return inspect.signature(complete).replace(parameters=[*own, *run])
-
-
-def _with_run(values: dict[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(run) - set(RUN_KEYWORDS))
-    if unknown:
-        raise TypeError(f"complete() got unexpected keyword arguments {unknown}")
-    return {**values, **run}
-
-
-RUN_KEYWORDS = [f.name for f in fields(RunConfig) if f.init]
-_SIGNATURE = _full_signature()
-complete.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
+#: complete's own parameters (named when a keyword is not one of them nor a run setting)
+_OWN = ("prompts", "model", "system", "temperature", "max_tokens", "seed", "repeats", "extra",
+        "base_url")
 
 
 @stamped
-async def acomplete(*args: Any, **kwargs: Any) -> pd.DataFrame:
+async def acomplete(
+    prompts: Any,
+    model: str,
+    *,
+    system: str | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = 1024,
+    seed: int | None = None,
+    repeats: int = 1,
+    extra: Mapping[str, Any] | None = None,
+    base_url: str | None = None,
+    **settings: Unpack[RunSettings],
+) -> pd.DataFrame:
     """Async form of :func:`complete` (same parameters).
 
     Examples
     --------
     >>> import asyncio, judgekit as jk
-    >>> with jk.SimServer(handlers=[lambda body: "ok"]) as url:
+    >>> with jk.sim.SimServer(handlers=[lambda body: "ok"]) as url:
     ...     out = asyncio.run(jk.acomplete(["hi"], "sim", base_url=url, cache=False, progress=False))
     >>> out["text"].tolist()
     ['ok']
     """
-    values = bind(_SIGNATURE, args, kwargs)
-    return await adrive(CompletionJob.prepare(values), "completing")
+    return await adrive(CompletionJob.prepare(
+        "acomplete", prompts, model, system=system, temperature=temperature,
+        max_tokens=max_tokens, seed=seed, repeats=repeats, extra=extra, base_url=base_url,
+        settings=settings), "completing")
 
 
-acomplete.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
 acomplete.__doc__ = twin_docstring(complete, acomplete.__doc__)

@@ -172,7 +172,7 @@ def estimate_cost(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(100, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(100, seed=0)
     >>> est = jk.estimate_cost(pairs, jk.Judge("gpt-4o-mini", "rafailov_tldr"), repeats=3)
     >>> int(est["requests"].iloc[0]), bool(est["cost_usd_max"].iloc[0] > est["cost_usd_typical"].iloc[0])
     (600, True)

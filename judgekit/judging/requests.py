@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import array
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +17,8 @@ from judgekit.judging.judge import Judge, check_base_url
 from judgekit.judging.secrets import public_endpoint
 from judgekit.judging.templates import _check_order
 
-__all__ = ["Call", "RequestPlan", "Task", "build_tasks", "check_orders", "check_swaps",
-           "endpoint_of"]
+__all__ = ["CHUNK", "Call", "RequestPlan", "Task", "build_tasks", "check_orders", "check_swaps",
+           "endpoint_of", "expand"]
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 
@@ -157,24 +157,47 @@ def _render(judge: Judge, row: Mapping[str, Any], order: str, swap: bool) -> lis
         raise ValueError(f"pair {row['pair_id']!r}, judge {judge.id!r}: {exc}") from exc
 
 
+#: pair rows rendered at a time while expanding a run
+CHUNK = 2000
+
+
+def expand(pairs: pd.DataFrame, judges: list[Judge], orders: tuple[str, ...], repeats: int,
+           swaps: tuple[bool, ...], urls: Sequence[str]
+           ) -> Iterator[tuple[int, int, int, int, Mapping[str, Any], Call]]:
+    """Every request of a run, rendered, in the order judge, pair, order, ID arrangement,
+    repeat: ``(pair position, judge index, order index, arrangement index, pair row, call)``.
+
+    The one expansion of a run: :class:`RequestPlan` (live runs and batches) and
+    :func:`build_tasks` (cost estimates) both read it, so a request has the same body and
+    cache key however it is sent. ``urls`` are the judges' URLs (:func:`endpoint_of`); pairs are
+    read :data:`CHUNK` rows at a time. Raises before anything is sent when a request cannot be
+    made.
+    """
+    for ji, judge in enumerate(judges):
+        url = urls[ji]
+        endpoint = public_endpoint(url)
+        for start in range(0, len(pairs), CHUNK):
+            records = pairs.iloc[start : start + CHUNK].to_dict("records")
+            for offset, row in enumerate(records):
+                for oi, order in enumerate(orders):
+                    for si, swap in enumerate(swaps):
+                        messages = _render(judge, row, order, swap)
+                        for k in range(int(repeats)):
+                            body = judge.body(messages, k)
+                            call = Call(request_key(endpoint, body, k), endpoint, body, k, url)
+                            yield start + offset, ji, oi, si, row, call
+
+
 def build_tasks(
     pairs: pd.DataFrame, judges: list[Judge], orders: Sequence[str], repeats: int,
     swaps: tuple[bool, ...], client: Any,
 ) -> list[Task]:
-    """Render every request of a run (raises before anything is sent when one cannot be made)."""
+    """Every request of a run with its body, as :func:`expand` makes it (raises before anything
+    is sent when one cannot be made)."""
     orders, _ = _check(pairs, judges, orders, repeats, swaps)
-    rows = pairs.to_dict("records")
-    tasks = []
-    for judge in judges:
-        url = endpoint_of(judge.base_url, client)
-        for row in rows:
-            for order in orders:
-                for swap in swaps:
-                    messages = _render(judge, row, order, swap)
-                    for k in range(int(repeats)):
-                        call = Call.make(url, judge.body(messages, k), k)
-                        tasks.append(Task(row["pair_id"], judge, order, swap, call))
-    return tasks
+    urls = [endpoint_of(j.base_url, client) for j in judges]
+    return [Task(row["pair_id"], judges[ji], orders[oi], swaps[si], call)
+            for _, ji, oi, si, row, call in expand(pairs, judges, orders, repeats, swaps, urls)]
 
 
 class RequestPlan:
@@ -183,15 +206,13 @@ class RequestPlan:
     Building the plan renders every request once (so one that cannot be made raises before
     anything is sent) and keeps its key and what it judges, not its body: a run answered from
     the cache never holds the request bodies. :meth:`prepare` and :meth:`call` render the bodies
-    of the requests to send. Tasks are in the order of :func:`build_tasks`: judge, pair, order,
-    ID arrangement, repeat.
+    of the requests to send. Tasks are in the order of :func:`expand`: judge, pair, order,
+    ID arrangement, repeat. Live runs and batches (:mod:`~judgekit.judging.batch`) both send
+    the requests of a plan, so they share keys and answers.
 
     It is a :class:`~judgekit.judging.runner.CallPlan`: ``keys`` (distinct, in task order) and
     ``urls`` (URL to public endpoint).
     """
-
-    #: pair rows rendered at a time while building
-    CHUNK = 2000
 
     def __init__(self, pairs: pd.DataFrame, judges: list[Judge], orders: Sequence[str],
                  repeats: int, swaps: tuple[bool, ...], client: Any) -> None:
@@ -203,22 +224,14 @@ class RequestPlan:
         cols = {name: array.array("q") for name in ("pos", "judge", "order", "swap", "repeat")}
         first: dict[str, int] = {}
         self._dups: dict[str, list[int]] = {}
-        for ji, judge in enumerate(judges):
-            endpoint = self.urls[self.judge_urls[ji]]
-            for start in range(0, len(pairs), self.CHUNK):
-                records = pairs.iloc[start : start + self.CHUNK].to_dict("records")
-                for offset, row in enumerate(records):
-                    for oi, order in enumerate(self.orders):
-                        for si, swap in enumerate(swaps):
-                            messages = _render(judge, row, order, swap)
-                            for k in range(int(repeats)):
-                                key = request_key(endpoint, judge.body(messages, k), k)
-                                i = len(task_keys)
-                                if first.setdefault(key, i) != i:
-                                    self._dups.setdefault(key, []).append(i)
-                                task_keys.append(key)
-                                for name, value in zip(cols, (start + offset, ji, oi, si, k)):
-                                    cols[name].append(value)
+        for pos, ji, oi, si, _, call in expand(pairs, judges, self.orders, repeats, swaps,
+                                                self.judge_urls):
+            key, i = call.key, len(task_keys)
+            if first.setdefault(key, i) != i:
+                self._dups.setdefault(key, []).append(i)
+            task_keys.append(key)
+            for name, value in zip(cols, (pos, ji, oi, si, call.repeat)):
+                cols[name].append(value)
         self.task_keys = task_keys
         self.columns = {name: np.frombuffer(v, dtype=np.int64).copy() if len(v) else
                         np.zeros(0, dtype=np.int64) for name, v in cols.items()}

@@ -44,7 +44,7 @@ from judgekit.judging.secrets import url_secrets
 from judgekit.judging.transport import make_transports
 from judgekit.judging.writer import Writer
 
-__all__ = ["CallList", "CallPlan", "Runner", "Sink", "adrive", "announce", "bind", "drive",
+__all__ = ["CallList", "CallPlan", "Runner", "Sink", "adrive", "announce", "drive",
            "new_report", "run_calls"]
 
 log = logging.getLogger("judgekit.engine")
@@ -491,14 +491,6 @@ async def _monitor(bar: Any, prog: Progress) -> None:
         bar.n = prog.done
         bar.refresh()
         await asyncio.sleep(0.2)
-
-
-def bind(signature: inspect.Signature, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """The arguments of a call by name, defaults included (the async forms take the signature
-    of their synchronous twin)."""
-    bound = signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    return bound.arguments
 
 
 def twin_docstring(sync: Any, doc: str | None) -> str | None:

@@ -39,8 +39,8 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit._deprecation import moved_method
 from judgekit._stamp import stamped
-from judgekit.judging.decoding import PLACEHOLDER, compiled_regexes, decode_request
 from judgekit.judging.parsing import ANCHORS, ParsedVerdict, parse_verdict
 
 if sys.version_info >= (3, 11):
@@ -49,6 +49,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = ["ParsedVerdict", "Template", "get_template", "list_templates"]
+
+#: A placeholder of a template's text, ``{name}``.
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 _ID_OK = re.compile(r"^\w{1,16}$")
 _NOTE_ID = re.compile(r"\{id_([a-d])\}")
@@ -229,7 +232,7 @@ class Template:
         return self._variant(ties=bool(ties))
 
     def _variant(self, **changes: Any) -> Template:
-        base = get_template(self._base_name()) if self._base_name() in _bundled_names() else None
+        base = get_template(self._base_name()) if self._base_name() in bundled_template_names() else None
         new = replace(self, **changes)
         tags = []
         ref = base if base is not None else self
@@ -266,7 +269,7 @@ class Template:
         bracketed = [f"[[{o}]]" for o in shown]
         values["ids_bracketed"] = ", ".join(bracketed[:-1]) + " or " + bracketed[-1]
         values["tie_id"] = self.tie_id
-        values["tie_clause"] = _substitute(self.tie_clause, values) if self.ties else ""
+        values["tie_clause"] = fill_placeholders(self.tie_clause, values) if self.ties else ""
         for name in self.fields:
             value = fields.get(name)
             if value is None or (isinstance(value, float) and value != value):
@@ -314,12 +317,12 @@ class Template:
             values[f"response_{k + 1}"] = r
         if self.response_block:
             blocks = [
-                _substitute(self.response_block, {"id": i, "response": r, "k": str(k + 1)})
+                fill_placeholders(self.response_block, {"id": i, "response": r, "k": str(k + 1)})
                 for k, (i, r) in enumerate(zip(ids, responses))
             ]
             values["responses"] = self.block_separator.join(blocks)
-        system = _substitute(self.system, values)
-        user = _substitute(self.user, values)
+        system = fill_placeholders(self.system, values)
+        user = fill_placeholders(self.user, values)
         if system_note:
             system = f"{system}\n\n{system_note}" if system else system_note
         if user_note:
@@ -420,30 +423,10 @@ class Template:
         """
         return parse_verdict(self, text)
 
-    # ------------------------------------------------------------------ decoding requests
-    def request_regexes(self, n: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
-        """Regexes that recover the rendered fields from a (system, user) pair of texts."""
-        return compiled_regexes(self, n)
+    # The reverse of render, which only the simulated judge needs, is judgekit.sim.decoding.
+    request_regexes = moved_method("Template.request_regexes", "judgekit.sim.decoding", "request_regexes")
+    decode = moved_method("Template.decode", "judgekit.sim.decoding", "decode_request")
 
-    def decode(self, system: str, user: str) -> dict[str, Any] | None:
-        """Recover prompt, responses (display order), IDs, ties and notes from rendered texts.
-
-        Returns None when the texts were not rendered from this template.
-
-        Examples
-        --------
-        >>> import judgekit as jk
-        >>> t = jk.get_template("shen_hh")
-        >>> msgs = t.render("hi", ["one", "two"], ids=["B", "A"], user_note="Note.")
-        >>> d = t.decode(msgs[0]["content"], msgs[1]["content"])
-        >>> d["responses"], d["ids"], d["user_note"]
-        (['one', 'two'], ['B', 'A'], 'Note.')
-        """
-        for n in range(self.max_responses, 1, -1):
-            out = decode_request(self, n, system, user)
-            if out is not None:
-                return out
-        return None
 
 def _check_order(order: str) -> str:
     if not isinstance(order, str) or not 2 <= len(order) <= 4:
@@ -466,7 +449,8 @@ def _resolve_note(note: str, carried: Mapping[str, str], column: str) -> str:
     return _NOTE_ID.sub(repl, note)
 
 
-def _substitute(text: str, values: Mapping[str, str]) -> str:
+def fill_placeholders(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each ``{name}`` whose name is in ``values`` replaced; others left as written."""
     return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
@@ -476,7 +460,8 @@ def _bundled_files() -> dict[str, Any]:
     return {p.name[: -len(".toml")]: p for p in root.iterdir() if p.name.endswith(".toml")}
 
 
-def _bundled_names() -> set[str]:
+def bundled_template_names() -> set[str]:
+    """The names of the templates shipped with judgekit."""
     return set(_bundled_files())
 
 

@@ -1,4 +1,10 @@
-"""Reading an answer off the wire within limits: its size on the wire and once decompressed.
+"""What every transport returns and raises, and reading an answer off the wire within limits.
+
+A transport (:mod:`~judgekit.judging.transport`) answers a call with a :class:`Reply` (status,
+headers, text), or raises :class:`NoAnswer` (no answer came; its ``kind`` named as httpx names
+it, whichever HTTP library saw it), :class:`ClientFailure` (the request could not be made on
+this side) or :class:`Unreadable` (an answer came and cannot be kept). The engine sorts calls by
+these alone, so retries, the budget and the counts are the same whichever transport carried them.
 
 Both transports read an answer's bytes as they arrive and hand them to a :class:`BoundedBody`,
 which decompresses them itself (``gzip``, ``deflate``, and both stacked; the only encodings a run
@@ -13,13 +19,17 @@ error status) and never sends again in the same run.
 from __future__ import annotations
 
 import contextvars
+import json
 import sys
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ACCEPT_ENCODING", "DEFAULT_MAX_ANSWER_BYTES", "SDK_LIMIT", "BoundedBody", "Unreadable",
-           "bound_http_client", "declared_length", "header_refusal"]
+__all__ = ["ACCEPT_ENCODING", "CONNECT", "DEFAULT_MAX_ANSWER_BYTES", "NOT_SENT", "SDK_LIMIT",
+           "BoundedBody", "ClientFailure", "NoAnswer", "Reply", "Unreadable", "bound_http_client",
+           "deadline", "declared_length", "dumps", "env_proxy", "header_refusal",
+           "headers_refused", "named"]
 
 #: the largest answer a run reads, on the wire and decompressed (``max_answer_bytes``)
 DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024
@@ -27,6 +37,91 @@ DEFAULT_MAX_ANSWER_BYTES = 16 * 1024 * 1024
 ACCEPT_ENCODING = "gzip, deflate"
 #: output produced per decompression step: the most memory one step can take
 _STEP = 1 << 16
+#: failures after which the request certainly did not reach the endpoint
+NOT_SENT = frozenset({"ConnectError", "ConnectTimeout", "PoolTimeout", "WriteError", "WriteTimeout",
+                      "UnsupportedProtocol", "LocalProtocolError", "InvalidURL"})
+#: failures to open a connection (they count towards stopping the run)
+CONNECT = frozenset({"ConnectError", "ConnectTimeout"})
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the endpoint answered: status, headers (case-insensitive) and the body as text."""
+
+    status: int
+    headers: Mapping[str, str]
+    text: str
+
+
+class NoAnswer(Exception):
+    """No answer came: ``kind`` says why (see :data:`NOT_SENT`), ``text`` is ``"Kind: detail"``."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        super().__init__(text)
+        self.kind, self.text = kind, text
+
+    @property
+    def reached(self) -> bool:
+        """True when the request may have reached the endpoint (and may have been billed)."""
+        return self.kind not in NOT_SENT
+
+
+class ClientFailure(Exception):
+    """The request could not be made at all on this side (recorded, not retried)."""
+
+
+def dumps(body: Mapping[str, Any]) -> bytes:
+    """The JSON bytes of a request body, as the ``openai`` SDK writes them: compact, UTF-8,
+    ``model`` and ``messages`` first.
+
+    Examples
+    --------
+    >>> dumps({"temperature": 0, "messages": [{"role": "user", "content": "é"}], "model": "m"})
+    b'{"model":"m","messages":[{"role":"user","content":"\\xc3\\xa9"}],"temperature":0}'
+    """
+    ordered = {"model": body["model"], "messages": body["messages"], **body}
+    return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy for ``url`` from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``,
+    ``ALL_PROXY``, ``NO_PROXY``, upper or lower case), as httpx (and so the SDK) reads them; None
+    for none. Read once per endpoint: reading the environment for every request would cost more
+    than the request.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"HTTPS_PROXY": "http://proxy.example:3128",
+    ...                                   "NO_PROXY": "localhost"}, clear=True):
+    ...     env_proxy("https://api.example/v1"), env_proxy("http://localhost:8000/v1")
+    ('http://proxy.example:3128', None)
+    """
+    from urllib.parse import urlsplit
+    from urllib.request import getproxies, proxy_bypass
+
+    parts = urlsplit(url)
+    proxies = getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or (parts.hostname and proxy_bypass(parts.hostname)):
+        return None
+    return proxy
+
+
+def named(exc: BaseException, kind: str) -> NoAnswer:
+    detail = str(exc)
+    return NoAnswer(kind, f"{kind}: {detail}" if detail else kind)
+
+
+def deadline(timeout: float) -> NoAnswer:
+    """The total deadline passed: the request may have reached the endpoint."""
+    return NoAnswer("ReadTimeout", f"ReadTimeout: no whole answer within timeout={timeout:g} s")
+
+
+def headers_refused(exc: BaseException) -> Unreadable:
+    return Unreadable(f"the answer's headers are beyond the HTTP client's limits ({exc}); "
+                      "not sent again, as the answer came whole")
 
 
 class Unreadable(Exception):

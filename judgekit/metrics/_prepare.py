@@ -142,9 +142,7 @@ def prepare(
     if is_scanned(pairs) and not is_scanned(judgments):  # a small table: read it whole
         pairs = pairs.to_pandas()
     if is_scanned(judgments):
-        from judgekit.scale._prepare import prepare_scanned
-
-        return prepare_scanned(judgments, pairs, by, options, splits=splits, seed=seed)
+        return judgments.prepare_cells(pairs, by, options, splits=splits, seed=seed)
     j = validate_judgments(judgments, pairs)
     if len(j) == 0:
         raise ValueError("judgments: the table is empty (0 rows); there is nothing to measure")

@@ -93,7 +93,7 @@ def accuracy(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(400, accuracy=0.8, position_bias=1.0, seed=3)
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(400, accuracy=0.8, position_bias=1.0, seed=3)
     >>> acc = jk.accuracy(judgments, pairs, n_boot=200)
     >>> acc[["metric", "estimate", "n"]].round(3)
            metric  estimate    n
@@ -166,7 +166,7 @@ def flip_noise(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(2000, flip_q=0.1, repeats=5, seed=1)
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(2000, flip_q=0.1, repeats=5, seed=1)
     >>> q = jk.flip_noise(judgments, pairs, n_boot=0).set_index("metric")["estimate"]
     >>> float(q["q_cr"].round(2)), float(q["q_rc"].round(2))
     (0.1, 0.1)
@@ -241,7 +241,7 @@ def position_bias(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(
     ...     3000, position_bias=1.0, flip_q=0.1, repeats=5, seed=2)
     >>> pb = jk.position_bias(judgments, pairs, n_boot=200).set_index("metric")
     >>> round(truth["position_bias"], 2), float(pb.loc["position_bias", "estimate"].round(2))
@@ -334,7 +334,7 @@ def length_bias(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(
     ...     3000, length_bias=1.5, flip_q=0.05, repeats=5, seed=4)
     >>> lb = jk.length_bias(judgments, pairs, n_boot=0).set_index("metric")["estimate"]
     >>> round(truth["length_bias"], 2), float(lb["length_bias"].round(2))

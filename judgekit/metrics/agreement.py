@@ -100,8 +100,8 @@ def mutual_agreement(
     Examples
     --------
     >>> import pandas as pd, judgekit as jk
-    >>> pairs, j1, _ = jk.simulate_judgments(300, judge_name="j1", seed=1)
-    >>> _, j2, _ = jk.simulate_judgments(pairs, judge_name="j2", position_bias=1.0, seed=2)
+    >>> pairs, j1, _ = jk.sim.simulate_judgments(300, judge_name="j1", seed=1)
+    >>> _, j2, _ = jk.sim.simulate_judgments(pairs, judge_name="j2", position_bias=1.0, seed=2)
     >>> ma = jk.mutual_agreement(pd.concat([j1, j2]), n_boot=0)
     >>> ma[ma["metric"] == "agreement"][["judge_1", "judge_2", "estimate", "n"]].round(3)
       judge_1 judge_2  estimate    n

@@ -85,7 +85,7 @@ def repetition_stability(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(500, flip_q=0.1, repeats=3, seed=0)
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(500, flip_q=0.1, repeats=3, seed=0)
     >>> rs = jk.repetition_stability(judgments, n_boot=0).set_index("metric")["estimate"]
     >>> rs.round(3).to_dict()
     {'repetition_stability': 0.913, 'repetition_stability_sd': 0.151, 'repetition_stability_chance': 0.75, 'repetition_stability_star': 0.651}
@@ -139,7 +139,7 @@ def position_consistency(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(500, position_bias=2.0, seed=0)
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(500, position_bias=2.0, seed=0)
     >>> jk.position_consistency(judgments, n_boot=0)[["metric", "estimate", "n", "n_invalid"]]
                      metric  estimate    n  n_invalid
     0  position_consistency     0.504  500          0
@@ -221,7 +221,7 @@ def preference_fairness(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(500, position_bias=-2.0, seed=0)
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(500, position_bias=-2.0, seed=0)
     >>> pf = jk.preference_fairness(judgments, n_boot=0).set_index("metric")["estimate"]
     >>> pf.round(3).to_dict()
     {'primacy': 2.0, 'recency': 228.0, 'primacy_rate': 0.009, 'recency_rate': 0.991, 'preference_fairness': 0.452}
@@ -277,7 +277,7 @@ def overall_win_rate(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(400, seed=0)
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(400, seed=0)
     >>> jk.overall_win_rate(judgments, n_boot=0)[["metric", "estimate", "n"]].round(3)
             metric  estimate    n
     0     win_rate     0.499  400

@@ -285,7 +285,7 @@ def position_bias_factors(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(200, position_bias=0.5, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(200, position_bias=0.5, seed=0)
     >>> pairs = pairs.assign(task=["t1", "t2"] * 100, model_a=["m1"] * 100 + ["m2"] * 100,
     ...                      model_b="base")
     >>> cells = jk.position_bias_factors(judgments, pairs, baseline="base")

@@ -63,7 +63,7 @@ def flip_heterogeneity(judgments: pd.DataFrame) -> pd.DataFrame:
     Examples
     --------
     >>> import judgekit as jk
-    >>> _, j, _ = jk.simulate_judgments(400, repeats=3, flip_q=0.2, seed=0)
+    >>> _, j, _ = jk.sim.simulate_judgments(400, repeats=3, flip_q=0.2, seed=0)
     >>> t = jk.flip_heterogeneity(j)
     >>> t[["judge", "n_pairs", "repeats"]]
       judge  n_pairs  repeats

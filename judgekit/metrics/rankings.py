@@ -67,8 +67,8 @@ def rank_judges(
     Examples
     --------
     >>> import pandas as pd, judgekit as jk
-    >>> pairs = jk.simulate_pairs(300, seed=0)
-    >>> runs = [jk.simulate_judgments(pairs, accuracy=acc, position_bias=pb, repeats=3, flip_q=0.05,
+    >>> pairs = jk.sim.simulate_pairs(300, seed=0)
+    >>> runs = [jk.sim.simulate_judgments(pairs, accuracy=acc, position_bias=pb, repeats=3, flip_q=0.05,
     ...                               judge_name=f"{m}/{t}", seed=s).judgments.assign(model=m, template=t)
     ...         for s, (m, t, acc, pb) in enumerate([("gpt", "zheng", 0.8, 0.2),
     ...                                              ("gpt", "wang", 0.7, 1.0),

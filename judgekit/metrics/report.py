@@ -108,7 +108,7 @@ def report_card(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth = jk.simulate_judgments(
+    >>> pairs, judgments, truth = jk.sim.simulate_judgments(
     ...     500, accuracy=0.8, position_bias=0.8, flip_q=0.05, repeats=3, seed=0)
     >>> card = jk.report_card(judgments, pairs, n_boot=200)
     >>> card[["judge", "n_pairs", "acc_both", "position_bias", "position_consistency"]].round(3)

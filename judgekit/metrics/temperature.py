@@ -72,10 +72,10 @@ def temperature_table(
     Examples
     --------
     >>> import pandas as pd, judgekit as jk
-    >>> pairs = jk.simulate_pairs(300, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(300, seed=0)
     >>> runs = []
     >>> for t in (0.0, 0.5, 1.0):
-    ...     _, j, _ = jk.simulate_judgments(pairs, flip_q=0.02 + 0.1 * t, repeats=5, seed=1,
+    ...     _, j, _ = jk.sim.simulate_judgments(pairs, flip_q=0.02 + 0.1 * t, repeats=5, seed=1,
     ...                                     judge_name=f"sim@{t}")
     ...     runs.append(j.assign(model="sim", temperature=t))
     >>> table = jk.temperature_table(pd.concat(runs), pairs, by="model", n_boot=0)

@@ -3,10 +3,11 @@
 Each ``perturb_*`` function is a pure, seeded transformation of a pairs table that returns the
 perturbed pairs with columns saying what changed and which response the perturbation favours (see
 :mod:`judgekit.perturb._common`). :func:`bias_report` measures a judge's robustness to them
-against its own consistency; :func:`detect_signals`, :func:`simulated_rewrite` and
-:class:`ContentSimJudge` let the simulated judge server react to them.
+against its own consistency. The simulated judge that reacts to them is in the simulation wing
+(:mod:`judgekit.sim.perturbations`).
 """
 
+from judgekit._deprecation import moved
 from judgekit.perturb._common import BIASES
 from judgekit.perturb.authority import fake_citation, perturb_authority
 from judgekit.perturb.calm import calm_perturbations
@@ -27,16 +28,8 @@ from judgekit.perturb.rewrite import (
     perturb_verbosity,
     refine_pairs,
     rewrite_requests,
-    sim_rewrite_handler,
 )
 from judgekit.perturb.self_enhancement import perturb_self_enhancement
-from judgekit.perturb.simulated import (
-    ContentSimJudge,
-    detect_signals,
-    simulated_rewrite,
-    simulation_pairs,
-    strip_perturbations,
-)
 from judgekit.perturb.suite import BiasSuite, bias_suite, perturb_all
 
 __all__ = [
@@ -51,12 +44,8 @@ __all__ = [
     "perturb_verbosity",
     "refine_pairs",
     "rewrite_requests",
-    "sim_rewrite_handler",
-    "simulation_pairs",
-    "ContentSimJudge",
     "bias_report",
     "bias_summary",
-    "detect_signals",
     "fake_citation",
     "perturb_authority",
     "perturb_bandwagon",
@@ -67,6 +56,7 @@ __all__ = [
     "perturb_position",
     "perturb_refinement_aware",
     "perturb_self_enhancement",
-    "simulated_rewrite",
-    "strip_perturbations",
 ]
+
+# Moved to the simulation wing (issue 24): the old names warn and still work.
+__getattr__ = moved(__name__, dict.fromkeys(("ContentSimJudge", "detect_signals", "sim_rewrite_handler", "simulated_rewrite", "simulation_pairs", "strip_perturbations"), "judgekit.sim"))

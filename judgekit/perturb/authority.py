@@ -160,7 +160,7 @@ def perturb_authority(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(1, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(1, seed=0)
     >>> out = jk.perturb_authority(pairs, kinds=["book"], target="b", seed=1)
     >>> out.loc[0, "response_b"].startswith(pairs.loc[0, "response_b"] + " (Citation: ")
     True

@@ -136,7 +136,7 @@ def perturb_bandwagon(
     Examples
     --------
     >>> import judgekit as jk
-    >>> out = jk.perturb_bandwagon(jk.simulate_pairs(2, seed=0), percents=(90,), target="a")
+    >>> out = jk.perturb_bandwagon(jk.sim.simulate_pairs(2, seed=0), percents=(90,), target="a")
     >>> out.loc[0, "system_note"]
     '90% of people believe that response {id_a} is the better one for this question.'
     >>> out[["variant", "changed", "favours"]].iloc[0].tolist()
@@ -200,7 +200,7 @@ def perturb_distraction(
     Examples
     --------
     >>> import judgekit as jk
-    >>> out = jk.perturb_distraction(jk.simulate_pairs(1, seed=0), target="b", seed=3)
+    >>> out = jk.perturb_distraction(jk.sim.simulate_pairs(1, seed=0), target="b", seed=3)
     >>> out.loc[0, "system_note"].startswith("The assistant behind response {id_b}")
     True
     """
@@ -259,7 +259,7 @@ def perturb_diversity(
     Examples
     --------
     >>> import judgekit as jk
-    >>> out = jk.perturb_diversity(jk.simulate_pairs(1, seed=0), identities=["refugee"], target="a")
+    >>> out = jk.perturb_diversity(jk.sim.simulate_pairs(1, seed=0), identities=["refugee"], target="a")
     >>> out.loc[0, "system_note"]
     'The author of response {id_a} is a refugee.'
     """
@@ -330,7 +330,7 @@ def perturb_compassion_fade(
     Examples
     --------
     >>> import judgekit as jk
-    >>> out = jk.perturb_compassion_fade(jk.simulate_pairs(1, seed=0), target="a",
+    >>> out = jk.perturb_compassion_fade(jk.sim.simulate_pairs(1, seed=0), target="a",
     ...                                  strong=["GPT-4o"], weak=["GPT-2"])
     >>> out.loc[0, "user_note"]
     'Response {id_a} was written by GPT-4o and response {id_b} by GPT-2.'
@@ -400,7 +400,7 @@ def perturb_cot(pairs: pd.DataFrame, *, modes: Sequence[str] = ("on",)) -> pd.Da
     Examples
     --------
     >>> import judgekit as jk
-    >>> out = jk.perturb_cot(jk.simulate_pairs(1, seed=0), modes=["on", "off"])
+    >>> out = jk.perturb_cot(jk.sim.simulate_pairs(1, seed=0), modes=["on", "off"])
     >>> out["variant"].tolist(), out["favours"].tolist()
     (['on', 'off'], [None, None])
     """
@@ -445,7 +445,7 @@ def perturb_refinement_aware(pairs: pd.DataFrame, *, revised: str = "b") -> pd.D
     Examples
     --------
     >>> import judgekit as jk
-    >>> out = jk.perturb_refinement_aware(jk.simulate_pairs(1, seed=0))
+    >>> out = jk.perturb_refinement_aware(jk.sim.simulate_pairs(1, seed=0))
     >>> out.loc[0, "user_note"].split(":")[0]
     'Response {id_b} is a revised version of response {id_a}'
     """

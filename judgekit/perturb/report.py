@@ -226,11 +226,11 @@ def bias_report(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(200, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(200, seed=0)
     >>> pert = jk.perturb_position(pairs)
-    >>> judge = jk.SimJudge(position_bias=1.0, flip_q=0.05, seed=0)
-    >>> base = jk.simulate_judgments(pairs, judge=judge, orders=("ab",), repeats=2).judgments
-    >>> moved = jk.simulate_judgments(pert, judge=judge, orders=("ab",)).judgments
+    >>> judge = jk.sim.SimJudge(position_bias=1.0, flip_q=0.05, seed=0)
+    >>> base = jk.sim.simulate_judgments(pairs, judge=judge, orders=("ab",), repeats=2).judgments
+    >>> moved = jk.sim.simulate_judgments(pert, judge=judge, orders=("ab",)).judgments
     >>> rep = jk.bias_report(pairs, pert, pd.concat([base, moved]), by_variant=False, n_boot=200)
     >>> shift = rep.set_index("metric").loc["favoured_shift"]
     >>> bool(shift["ci_low"] > 0)
@@ -416,10 +416,10 @@ def bias_summary(report: pd.DataFrame, *, alpha: float = 0.05, metrics: Sequence
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(200, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(200, seed=0)
     >>> pert = jk.perturb_position(pairs)
-    >>> judge = jk.SimJudge(position_bias=1.0, flip_q=0.05, seed=0)
-    >>> j = pd.concat([jk.simulate_judgments(p, judge=judge, orders=("ab",), repeats=k).judgments
+    >>> judge = jk.sim.SimJudge(position_bias=1.0, flip_q=0.05, seed=0)
+    >>> j = pd.concat([jk.sim.simulate_judgments(p, judge=judge, orders=("ab",), repeats=k).judgments
     ...                for p, k in ((pairs, 2), (pert, 1))])
     >>> jk.bias_summary(jk.bias_report(pairs, pert, j, n_boot=200))[["bias", "detected", "direction"]]
            bias  detected direction

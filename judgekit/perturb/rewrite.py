@@ -19,7 +19,6 @@ import pandas as pd
 
 from judgekit._stamp import stamped
 from judgekit.perturb._common import assemble, check_choice, check_seed, other, prepare, targets_for
-from judgekit.perturb.simulated import simulated_rewrite
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,7 +34,6 @@ __all__ = [
     "perturb_verbosity",
     "refine_pairs",
     "rewrite_requests",
-    "sim_rewrite_handler",
 ]
 
 #: The four biases whose perturbation is an LLM rewrite of one response.
@@ -45,19 +43,21 @@ EMOTIONS: tuple[str, ...] = ("cheerful", "sad", "angry", "fearful")
 
 
 @cache
-def _prompts() -> dict[str, Any]:
+def rewrite_prompts() -> dict[str, Any]:
+    """The rewrite prompts of ``rewrites.toml``: per kind, its system prompt and variants; the user message."""
     with resources.files("judgekit.perturb").joinpath("rewrites.toml").open("rb") as fh:
         return tomllib.load(fh)
 
 
-def _system(kind: str, variant: str) -> str:
-    spec = _prompts()[kind]
+def rewrite_system(kind: str, variant: str) -> str:
+    """The system prompt of a rewrite of ``kind`` (a ratio or an emotion as ``variant``)."""
+    spec = rewrite_prompts()[kind]
     return spec["system"].strip().replace("{ratio}", variant).replace("{emotion}", variant)
 
 
 def _user(prompt: str, response: str) -> str:
     values = {"prompt": prompt, "response": response}
-    return re.sub(r"\{(prompt|response)\}", lambda m: values[m.group(1)], _prompts()["user"].strip())
+    return re.sub(r"\{(prompt|response)\}", lambda m: values[m.group(1)], rewrite_prompts()["user"].strip())
 
 
 @stamped
@@ -93,7 +93,7 @@ def rewrite_requests(
     Examples
     --------
     >>> import judgekit as jk
-    >>> req = jk.rewrite_requests(jk.simulate_pairs(1, seed=0), "sentiment", variants=["sad"], target="a")
+    >>> req = jk.rewrite_requests(jk.sim.simulate_pairs(1, seed=0), "sentiment", variants=["sad"], target="a")
     >>> req.loc[0, "messages"][0]["content"].split(".")[1].strip()
     'Rewrite the answer below in a clearly sad tone, keeping its content, facts and conclusion unchanged'
     """
@@ -101,7 +101,7 @@ def rewrite_requests(
     check_choice([kind], REWRITE_KINDS, "kind")
     df = prepare(pairs)
     defaults = {"verbosity": ("2",), "sentiment": EMOTIONS}
-    variants = tuple(str(v) for v in (variants or defaults.get(kind, tuple(_prompts()[kind]["variants"]))))
+    variants = tuple(str(v) for v in (variants or defaults.get(kind, tuple(rewrite_prompts()[kind]["variants"]))))
     if kind == "sentiment":
         check_choice(variants, EMOTIONS, "variants")
     if kind == "verbosity":
@@ -120,7 +120,7 @@ def rewrite_requests(
                     "id": f"{df.at[i, 'pair_id']}|{kind}|{variant}|{side}",
                     "pair_id": df.at[i, "pair_id"], "kind": kind, "variant": variant, "side": side,
                     "messages": [
-                        {"role": "system", "content": _system(kind, variant)},
+                        {"role": "system", "content": rewrite_system(kind, variant)},
                         {"role": "user", "content": _user(df.at[i, "prompt"], df.at[i, f"response_{side}"])},
                     ],
                 })
@@ -159,10 +159,10 @@ def apply_rewrites(pairs: pd.DataFrame, requests: pd.DataFrame, texts: pd.DataFr
     requests by ``id``; the scrambled response loses the gold label:
 
     >>> import pandas as pd, judgekit as jk
-    >>> pairs = jk.simulate_pairs(2, seed=0)
+    >>> pairs = jk.sim.simulate_pairs(2, seed=0)
     >>> req = jk.rewrite_requests(pairs, "fallacy_oversight", target="chosen")
     >>> texts = pd.DataFrame({"id": req["id"],
-    ...                       "text": [jk.sim_rewrite_handler({"messages": m}) for m in req["messages"]]})
+    ...                       "text": [jk.sim.sim_rewrite_handler({"messages": m}) for m in req["messages"]]})
     >>> out = jk.apply_rewrites(pairs, req, texts)
     >>> pairs["label"].tolist(), out["label"].tolist(), out["favours"].tolist()
     (['b', 'b'], ['a', 'a'], ['a', 'a'])
@@ -250,8 +250,8 @@ def perturb_verbosity(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(2, seed=0)
-    >>> with jk.SimServer(handlers=[jk.sim_rewrite_handler]) as url:
+    >>> pairs = jk.sim.simulate_pairs(2, seed=0)
+    >>> with jk.sim.SimServer(handlers=[jk.sim.sim_rewrite_handler]) as url:
     ...     out = jk.perturb_verbosity(pairs, "sim", base_url=url, cache=False, progress=False)
     >>> bool((out["len_a"] + out["len_b"] > pairs["len_a"] + pairs["len_b"]).all())
     True
@@ -296,8 +296,8 @@ def perturb_fallacy(
     With the simulated server standing in for the rewriting model:
 
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(2, seed=0)
-    >>> with jk.SimServer(handlers=[jk.sim_rewrite_handler]) as url:
+    >>> pairs = jk.sim.simulate_pairs(2, seed=0)
+    >>> with jk.sim.SimServer(handlers=[jk.sim.sim_rewrite_handler]) as url:
     ...     out = jk.perturb_fallacy(pairs, "sim", base_url=url, cache=False, progress=False)
     >>> pairs["label"].tolist(), out["label"].tolist(), out["favours"].tolist()
     (['b', 'b'], ['a', 'a'], ['a', 'a'])
@@ -342,8 +342,8 @@ def perturb_sentiment(
     With the simulated server standing in for the rewriting model:
 
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(1, seed=0)
-    >>> with jk.SimServer(handlers=[jk.sim_rewrite_handler]) as url:
+    >>> pairs = jk.sim.simulate_pairs(1, seed=0)
+    >>> with jk.sim.SimServer(handlers=[jk.sim.sim_rewrite_handler]) as url:
     ...     out = jk.perturb_sentiment(pairs, "sim", emotions=["sad", "angry"], target="a",
     ...                                base_url=url, cache=False, progress=False)
     >>> out["variant"].tolist(), out["favours"].tolist()
@@ -390,8 +390,8 @@ def refine_pairs(
     With the simulated server standing in for the refining model:
 
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(2, seed=0)
-    >>> with jk.SimServer(handlers=[jk.sim_rewrite_handler]) as url:
+    >>> pairs = jk.sim.simulate_pairs(2, seed=0)
+    >>> with jk.sim.SimServer(handlers=[jk.sim.sim_rewrite_handler]) as url:
     ...     refined = jk.refine_pairs(pairs, "sim", base_url=url, cache=False, progress=False)
     >>> refined["pair_id"].tolist()
     ['sim-0-00000::refined', 'sim-0-00001::refined']
@@ -419,70 +419,3 @@ def refine_pairs(
         **{c: df[c] for c in keep},
     })
     return prepare(out)
-
-
-_USER = re.compile(r"\AQuestion:\n(?P<prompt>.*)\n\nAnswer to rewrite:\n<answer>\n(?P<response>.*)\n</answer>\Z", re.DOTALL)
-
-
-@cache
-def _system_index() -> dict[str, tuple[str, str]]:
-    """Rendered system prompt -> (kind, variant) for every known rewrite prompt."""
-    index = {}
-    for kind in REWRITE_KINDS:
-        variants = list(_prompts()[kind]["variants"])
-        if kind == "verbosity":
-            variants = sorted({*variants, *[f"{r / 2:g}" for r in range(3, 21)]})
-        for v in variants:
-            index[_system(kind, v)] = (kind, v)
-    return index
-
-
-def _match_system(system: str) -> tuple[str, str] | None:
-    hit = _system_index().get(system.strip())
-    if hit is not None:
-        return hit
-    spec = _prompts()["verbosity"]["system"].strip()
-    head, tail = spec.split("{ratio}")
-    if system.startswith(head) and system.endswith(tail):
-        return "verbosity", system[len(head): len(system) - len(tail)]
-    return None
-
-
-def sim_rewrite_handler(body: dict) -> str | None:
-    """Answer the suite's rewrite requests on the simulated server (``SimServer(handlers=[...])``).
-
-    Returns None for any other request, so other handlers can answer it.
-
-    Parameters
-    ----------
-    body : dict
-        The JSON body of a chat-completion request, as the server received it; only its
-        ``messages`` are read.
-
-    Returns
-    -------
-    str or None
-        The rewritten response (:func:`judgekit.simulated_rewrite` of the kind and variant the
-        system prompt asks for) when the request is one of :func:`rewrite_requests`; None
-        otherwise.
-
-    Examples
-    --------
-    >>> import judgekit as jk
-    >>> req = jk.rewrite_requests(jk.simulate_pairs(1, seed=0), "sentiment", variants=["cheerful"])
-    >>> jk.sim_rewrite_handler({"messages": req.loc[0, "messages"]}).startswith("What a delightful")
-    True
-    >>> jk.sim_rewrite_handler({"messages": [{"role": "user", "content": "hi"}]}) is None
-    True
-    """
-    messages = body.get("messages") or []
-    system = "\n\n".join(m.get("content", "") for m in messages if m.get("role") == "system")
-    users = [m.get("content", "") for m in messages if m.get("role") == "user"]
-    if not system or not users:
-        return None
-    hit = _match_system(system)
-    m = _USER.match(users[-1].strip())
-    if hit is None or m is None:
-        return None
-    kind, variant = hit
-    return simulated_rewrite(kind, variant, m.group("prompt"), m.group("response"))

@@ -95,7 +95,7 @@ def perturb_all(
     Examples
     --------
     >>> import judgekit as jk
-    >>> out = jk.perturb_all(jk.simulate_pairs(10, seed=0), ["bandwagon", "cot"],
+    >>> out = jk.perturb_all(jk.sim.simulate_pairs(10, seed=0), ["bandwagon", "cot"],
     ...                      options={"bandwagon": {"percents": [90]}})
     >>> out.groupby("bias").size().to_dict()
     {'bandwagon': 10, 'cot': 10}
@@ -229,9 +229,9 @@ def bias_suite(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs = jk.simulate_pairs(40, seed=0)
-    >>> sim = jk.ContentSimJudge(sensitivities={"bandwagon": 4.0}, flip_q=0.05, seed=1)
-    >>> with jk.SimServer(sim, pairs=pairs, signal_detector=jk.detect_signals) as url:
+    >>> pairs = jk.sim.simulate_pairs(40, seed=0)
+    >>> sim = jk.sim.ContentSimJudge(sensitivities={"bandwagon": 4.0}, flip_q=0.05, seed=1)
+    >>> with jk.sim.SimServer(sim, pairs=pairs, signal_detector=jk.sim.detect_signals) as url:
     ...     judge = jk.Judge("sim", "mtbench_pair[noties]", base_url=url)
     ...     rep = jk.bias_suite(pairs, judge, ["bandwagon"], cache=False, progress=False,
     ...                         options={"bandwagon": {"percents": [90]}})

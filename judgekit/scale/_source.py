@@ -63,6 +63,35 @@ class ScannedTable:
     def count(self) -> int:
         return int(self.expr.count().execute())
 
+    # The reductions the analyses ask a scanned table for. They are methods so that the analyses
+    # (metrics, win rates, PPI, calibration), which sit below this engine layer, call them on the
+    # table they were given without importing judgekit.scale.
+
+    def prepare_cells(self, pairs: Any, by: list[str], options: Any, *, splits: Any = None,
+                      seed: int = 0) -> Any:
+        """The metrics' dense cells (:func:`judgekit.scale._prepare.prepare_scanned`)."""
+        from judgekit.scale._prepare import prepare_scanned
+
+        return prepare_scanned(self, pairs, by, options, splits=splits, seed=seed)
+
+    def winrate_orders(self, pairs: pd.DataFrame, model_is_a: Any, preference: Any) -> Any:
+        """Per-(judge, pair, order) win-rate sums (:func:`judgekit.scale._tables.winrate_orders`)."""
+        from judgekit.scale._tables import winrate_orders
+
+        return winrate_orders(self, pairs, model_is_a, preference)
+
+    def ppi_cells(self, target: str, prediction: str) -> pd.DataFrame:
+        """Per-(judge, pair, order, id_swap) prediction sums (:func:`judgekit.scale._tables.ppi_cells`)."""
+        from judgekit.scale._tables import ppi_cells
+
+        return ppi_cells(self, target, prediction)
+
+    def arrangement_cells(self, prob: str) -> pd.DataFrame:
+        """Per-(judge, pair, arrangement) P(t1) sums (:func:`judgekit.scale._tables.arrangement_cells`)."""
+        from judgekit.scale._tables import arrangement_cells
+
+        return arrangement_cells(self, prob)
+
 
 def _parquet_files(con: Any, source: str) -> list[str]:
     """The parquet files of a file, folder or glob, in name order (the order pandas reads)."""
@@ -149,7 +178,7 @@ def scan_table(
     Examples
     --------
     >>> import tempfile, os, judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(200, accuracy=0.8, repeats=2, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(200, accuracy=0.8, repeats=2, seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "judgments.parquet")
     >>> judgments.to_parquet(path)
     >>> card = jk.report_card(jk.scan_table(path, progress=False), pairs, n_boot=100)

@@ -3,10 +3,10 @@ format with the verdict token's logprobs.
 
 For each request the rendered text of a known template is decoded back into the prompt, the
 responses in their positions and the option IDs
-(:meth:`Template.decode <judgekit.judging.templates.Template.decode>`). Two-response requests that
+(:func:`~judgekit.sim.decoding.decode_request`). Two-response requests that
 arrive together are decided in one vectorised :meth:`SimJudge.decide
-<judgekit.data.simulate.SimJudge.decide>` call, the same function
-:func:`judgekit.simulate_judgments` uses, so HTTP answers and in-memory simulation agree draw for
+<judgekit.sim.judge.SimJudge.decide>` call, the same function
+:func:`judgekit.sim.simulate_judgments` uses, so HTTP answers and in-memory simulation agree draw for
 draw. Requests no template recognises go to the ``handlers``.
 """
 
@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.data.simulate import SimJudge
-from judgekit.judging.templates import Template, _substitute
+from judgekit.judging.templates import Template, fill_placeholders
+from judgekit.sim.decoding import decode_request
+from judgekit.sim.judge import SimJudge
 
 __all__ = ["Completer", "RequestError", "content_text", "prompt_tokens"]
 
@@ -145,7 +146,7 @@ def reply_text(template: Template, token: str) -> tuple[str, int]:
     )
     values = {"reason": reason, "verdict": token}
     head = template.reply.split("{verdict}")[0]
-    return _substitute(template.reply, values), len(_substitute(head, values))
+    return fill_placeholders(template.reply, values), len(fill_placeholders(head, values))
 
 
 class Completer:
@@ -182,7 +183,7 @@ class Completer:
 
     def decode(self, system: str, user: str) -> dict[str, Any] | None:
         for template in self.templates:
-            decoded = template.decode(system, user)
+            decoded = decode_request(template, system, user)
             if decoded is not None:
                 return decoded
         return None

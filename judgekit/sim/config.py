@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.data.simulate import SimJudge
+from judgekit.sim.judge import SimJudge
 from judgekit.sim.server import SimServer
 
 __all__ = ["serve_forever", "server_from_config"]
@@ -52,6 +52,21 @@ def server_from_config(config: str | Path | Mapping[str, Any] | None, *, host: s
     (see :class:`Faults`), ``latency``, ``latency_jitter``, ``batch_delay``, ``rpm``, ``tpm``,
     ``rate_window``, ``rate_headers``, ``pairs`` (a CSV or parquet file whose labels the judge knows).
 
+    Parameters
+    ----------
+    config : str, Path, mapping or None
+        The configuration: a ``.json`` or ``.toml`` file, or the same keys as a dict; None gives
+        the default judge with no faults and no limits.
+    host : str, default "127.0.0.1"
+        The address to listen on.
+    port : int, default 0
+        The port; 0 lets the system pick a free one.
+
+    Returns
+    -------
+    SimServer
+        The server, not yet started.
+
     Examples
     --------
     >>> from judgekit.sim import server_from_config
@@ -85,7 +100,30 @@ def server_from_config(config: str | Path | Mapping[str, Any] | None, *, host: s
 
 
 def serve_forever(host: str = "127.0.0.1", port: int = 0, config: str | Path | None = None) -> int:
-    """Run a simulated judge server until interrupted (``judgekit serve-sim``). Returns 0."""
+    """Run a simulated judge server until interrupted (``judgekit serve-sim``).
+
+    SIGINT (Ctrl-C) and SIGTERM stop it.
+
+    Parameters
+    ----------
+    host : str, default "127.0.0.1"
+        The address to listen on.
+    port : int, default 0
+        The port; 0 lets the system pick a free one (the address is printed).
+    config : str, Path or None
+        A configuration file, as for :func:`server_from_config`.
+
+    Returns
+    -------
+    int
+        0, the exit status, once stopped.
+
+    Examples
+    --------
+    From the shell (runs until stopped)::
+
+        judgekit serve-sim --port 8000 --config sim.toml
+    """
     import signal
 
     def stop(signum: int, frame: object) -> None:

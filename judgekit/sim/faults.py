@@ -86,7 +86,7 @@ class Faults:
     Examples
     --------
     >>> import hashlib, judgekit as jk
-    >>> faults = jk.Faults(rate_500=0.5, seed=1)
+    >>> faults = jk.sim.Faults(rate_500=0.5, seed=1)
     >>> digest = hashlib.sha256(b'{"messages": []}').digest()
     >>> [faults.pick(digest, attempt) for attempt in range(4)] == [
     ...     faults.pick(digest, attempt) for attempt in range(4)]

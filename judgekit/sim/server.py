@@ -24,13 +24,13 @@ import numpy as np
 import pandas as pd
 
 from judgekit._aioloop import BackgroundLoop
-from judgekit.data.simulate import SimJudge
-from judgekit.judging.templates import _bundled_names, get_template
+from judgekit.judging.templates import bundled_template_names, get_template
 from judgekit.sim.batches import BatchStore
 from judgekit.sim.chat import Completer, Handler, RequestError, SignalDetector, completion_budget
 from judgekit.sim.chat import prompt_tokens as count_prompt_tokens
 from judgekit.sim.errors import error_response
 from judgekit.sim.faults import Faults, body_digest
+from judgekit.sim.judge import SimJudge
 from judgekit.sim.ratelimit import RateLimiter
 from judgekit.sim.replay import Replay
 from judgekit.sim.stats import Counters
@@ -48,7 +48,7 @@ class SimServer:
         default). Default: ``SimJudge()``.
     pairs : DataFrame, optional
         Pairs whose human labels the judge knows (the latent quality gap follows the label, as in
-        :func:`judgekit.simulate_judgments`); unknown pairs are judged as unlabelled.
+        :func:`judgekit.sim.simulate_judgments`); unknown pairs are judged as unlabelled.
     latency : float
         Seconds every completion takes; ``latency_jitter`` adds a uniform extra in [0, jitter].
     faults : Faults or mapping, optional
@@ -102,8 +102,8 @@ class SimServer:
     Examples
     --------
     >>> import judgekit as jk, openai
-    >>> pairs = jk.simulate_pairs(2, seed=0)
-    >>> with jk.SimServer(jk.SimJudge(position_bias=1.0), pairs=pairs) as url:
+    >>> pairs = jk.sim.simulate_pairs(2, seed=0)
+    >>> with jk.sim.SimServer(jk.sim.SimJudge(position_bias=1.0), pairs=pairs) as url:
     ...     client = openai.OpenAI(base_url=url, api_key="sk-test")
     ...     t = jk.get_template("mtbench_pair")
     ...     row = pairs.iloc[0].to_dict()
@@ -113,7 +113,7 @@ class SimServer:
 
     A server limited to 2 requests per second refuses the third within the second:
 
-    >>> server = jk.SimServer(rpm=2, rate_window=1.0)
+    >>> server = jk.sim.SimServer(rpm=2, rate_window=1.0)
     >>> with server as url:
     ...     client = openai.OpenAI(base_url=url, api_key="sk-test", max_retries=0)
     ...     t = jk.get_template("mtbench_pair")
@@ -169,7 +169,7 @@ class SimServer:
             self.register_pairs(pairs)
         self._counters = Counters()
         self._completer = Completer(
-            self._judges, [get_template(n) for n in sorted(_bundled_names())] + extra,
+            self._judges, [get_template(n) for n in sorted(bundled_template_names())] + extra,
             signal_detector=signal_detector, handlers=self.handlers, labels=self._labels,
             replay=None if replay is None else Replay(replay, self._pair_ids),
             count=self._counters.count,

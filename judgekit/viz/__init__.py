@@ -10,38 +10,28 @@ fast for code that draws nothing.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-_WHERE: dict[str, str] = {
-    # export and theme
-    "chart_spec": "_export", "html_page": "_export", "mimebundle": "_export",
-    "save_chart": "_export", "script_json": "_export", "to_png": "_export", "to_svg": "_export",
-    "PALETTE": "_theme", "metric_label": "_theme", "setup": "_theme", "theme": "_theme",
-    # chart builders
-    "accuracy_bars": "accuracy", "bias_accuracy_scatter": "accuracy", "bias_bars": "accuracy",
-    "metric_heatmap": "accuracy", "metric_scatter": "accuracy", "temperature_curves": "accuracy",
-    "calibration_bars": "calibration", "calibration_curve": "calibration",
-    "reliability_diagram": "calibration",
-    "agreement_heatmap": "consistency", "consistency_vs_winrate": "consistency",
-    "disagreement_histogram": "consistency",
-    "robustness_bars": "suite",
-    "pair_card": "pairview", "JudgeExplorer": "explorer", "ESTIMATORS": "explorer",
-    "arena_scatter": "winrates", "gameability_bars": "winrates", "leaderboard_slope": "winrates",
-    "winrate_matrix": "winrates",
-}
+#: Every module's ``__all__`` is public here except ``shared`` (the builders' common parts); a
+#: new chart module needs no registration (:mod:`judgekit._namespace`).
+_PRIVATE = ("shared",)
 
-__all__ = sorted(_WHERE)
+
+def _where() -> dict[str, str]:
+    from judgekit._namespace import exports, public_modules
+
+    return exports(public_modules(__name__, __path__, _PRIVATE))
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'judgekit.viz' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"judgekit.viz.{module}"), name)
-    globals()[name] = value
-    return value
+    if name == "__all__":
+        value = sorted(_where())
+        globals()[name] = value
+        return value
+    from judgekit._namespace import resolve
+
+    return resolve(globals(), _where(), name, "judgekit.viz")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__getattr__("__all__")))

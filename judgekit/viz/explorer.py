@@ -77,7 +77,7 @@ class JudgeExplorer:
     Examples
     --------
     >>> import pandas as pd, judgekit as jk
-    >>> frames = [jk.simulate_judgments(60, position_bias=pb, repeats=2, flip_q=0.05,
+    >>> frames = [jk.sim.simulate_judgments(60, position_bias=pb, repeats=2, flip_q=0.05,
     ...                                 judge_name=name, seed=1) for name, pb in [("x", 0.0), ("y", 1.5)]]
     >>> ex = jk.viz.JudgeExplorer(pd.concat([f.judgments for f in frames]), frames[0].pairs, n_boot=50)
     >>> ex.controls["metric"].value = "position_bias"

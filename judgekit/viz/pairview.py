@@ -142,7 +142,7 @@ def pair_card(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, _ = jk.simulate_judgments(3, position_bias=1.0, seed=0)
+    >>> pairs, judgments, _ = jk.sim.simulate_judgments(3, position_bias=1.0, seed=0)
     >>> card = jk.viz.pair_card(judgments, pairs, pairs["pair_id"][0])
     >>> card.data.count("<tr>")  # header + one row per order
     3

@@ -1,6 +1,7 @@
 """Win rates: raw, swap-averaged, length-normalized, length-balanced and length-controlled;
 Arena-Hard scores and Bradley-Terry ratings, with style control."""
 
+from judgekit._deprecation import moved
 from judgekit.winrate.arena import arena_correlation
 from judgekit.winrate.arena_hard import arena_hard_scores
 from judgekit.winrate.attack import truncation_attack
@@ -18,14 +19,10 @@ from judgekit.winrate.lc import (
     lc_win_rates,
 )
 from judgekit.winrate.rates import length_balanced_win_rates, length_normalized_win_rates, win_rates
-from judgekit.winrate.simulate import LeaderboardSimulation, simulate_leaderboard
-from judgekit.winrate.simulate_arena import ArenaSimulation, simulate_arena_hard
 from judgekit.winrate.style import style_features
 
 __all__ = [
-    "ArenaSimulation",
     "InstructionDifficulty",
-    "LeaderboardSimulation",
     "arena_correlation",
     "arena_hard_scores",
     "bradley_terry",
@@ -37,10 +34,11 @@ __all__ = [
     "length_normalized_leaderboard",
     "length_normalized_win_rates",
     "load_difficulty",
-    "simulate_arena_hard",
-    "simulate_leaderboard",
     "style_features",
     "truncation_attack",
     "verbosity_variants",
     "win_rates",
 ]
+
+# Moved to the simulation wing (issue 24): the old names warn and still work.
+__getattr__ = moved(__name__, dict.fromkeys(("ArenaSimulation", "LeaderboardSimulation", "simulate_arena_hard", "simulate_leaderboard"), "judgekit.sim"))

@@ -15,7 +15,7 @@ Without a penalty (λ = 0) one model's c is held at 0 (the ratings are identifie
 with λ > 0 (scikit-learn's default C = 1, i.e. λ = ½ on the doubled battles, as the published
 style-control fits use) every coefficient is penalised. The Hessian is assembled from bincounts
 (model-model block, model-feature block, feature-feature block), so one Newton step costs
-O(battles × features + models²). Tested against statsmodels' Logit in tests/test_winrate_arena.py.
+O(battles × features + models²). Tested against statsmodels' Logit in tests/winrate/test_winrate_arena.py.
 """
 
 from __future__ import annotations

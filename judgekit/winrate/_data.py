@@ -168,9 +168,7 @@ def prepare(
     all_models = tuple(sorted(pd.unique(p.loc[~identity_pair, "model"])))
     p_model = p["model"].to_numpy(dtype=object)
     if scanned:  # the engine's per-(judge, pair, order) sums
-        from judgekit.scale._tables import winrate_orders
-
-        per_judge = winrate_orders(judgments, pairs, side == "a", preference)
+        per_judge = judgments.winrate_orders(pairs, side == "a", preference)
     else:
         per_judge = _per_order(judgments, pairs, side, preference)
 

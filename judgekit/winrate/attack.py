@@ -82,7 +82,7 @@ def truncation_attack(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, *_ = jk.simulate_leaderboard(6, 150, seed=3)
+    >>> pairs, judgments, *_ = jk.sim.simulate_leaderboard(6, 150, seed=3)
     >>> gamma = jk.instruction_difficulty(judgments, pairs, l2=1.0)
     >>> out = jk.truncation_attack(judgments, pairs, "model_3", difficulty=gamma)
     >>> lc = out.pivot(index="scenario", columns="length_penalty", values="lc_win_rate")

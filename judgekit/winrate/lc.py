@@ -210,7 +210,7 @@ def instruction_difficulty(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, truth, gamma = jk.simulate_leaderboard(6, 150, soft=True, seed=2)
+    >>> pairs, judgments, truth, gamma = jk.sim.simulate_leaderboard(6, 150, soft=True, seed=2)
     >>> d = jk.instruction_difficulty(judgments, pairs)
     >>> round(float(d.gamma.corr(gamma)), 2)
     1.0
@@ -491,7 +491,7 @@ def lc_win_rates(
     Examples
     --------
     >>> import judgekit as jk
-    >>> sim = jk.simulate_leaderboard(6, 150, soft=True, seed=0)  # judge follows the GLM exactly
+    >>> sim = jk.sim.simulate_leaderboard(6, 150, soft=True, seed=0)  # judge follows the GLM exactly
     >>> lb = jk.lc_win_rates(sim.judgments, sim.pairs, n_boot=0)
     >>> lb[["model", "win_rate", "lc_win_rate"]].round(1).head(3)
           model  win_rate  lc_win_rate
@@ -616,7 +616,7 @@ def lc_win_rate_matrix(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, *_ = jk.simulate_leaderboard(3, 150, seed=0)
+    >>> pairs, judgments, *_ = jk.sim.simulate_leaderboard(3, 150, seed=0)
     >>> d = jk.instruction_difficulty(judgments, pairs, l2=1.0)
     >>> lb = jk.lc_win_rates(judgments, pairs, difficulty=d, n_boot=0)
     >>> mat = jk.lc_win_rate_matrix(lb, d).pivot(index="model", columns="versus",

@@ -152,7 +152,7 @@ def win_rates(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, *_ = jk.simulate_leaderboard(2, 100, seed=1)
+    >>> pairs, judgments, *_ = jk.sim.simulate_leaderboard(2, 100, seed=1)
     >>> wr = jk.win_rates(judgments, pairs, n_boot=200)
     >>> wr[["model", "metric", "n"]].head(2)
          model             metric    n
@@ -233,7 +233,7 @@ def length_normalized_win_rates(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, *_ = jk.simulate_leaderboard(2, 100, seed=1)
+    >>> pairs, judgments, *_ = jk.sim.simulate_leaderboard(2, 100, seed=1)
     >>> jk.length_normalized_win_rates(judgments, pairs, n_boot=0)["metric"].unique().tolist()
     ['ln_win_rate']
     """
@@ -300,7 +300,7 @@ def length_balanced_win_rates(
     Examples
     --------
     >>> import judgekit as jk
-    >>> pairs, judgments, *_ = jk.simulate_leaderboard(2, 100, seed=1)
+    >>> pairs, judgments, *_ = jk.sim.simulate_leaderboard(2, 100, seed=1)
     >>> lb = jk.length_balanced_win_rates(judgments, pairs, n_boot=0)
     >>> bool((lb["n_longer"] + lb["n_shorter"] <= lb["n"]).all())
     True
