@@ -13,7 +13,7 @@ docs/audit.md, each rate with its 95% Wilson interval (the study's own Monte Car
 
 ``--direct`` skips the file: the same simulated tables go straight to `jk.position_bias` and the
 audit's own reading of its row (`judgekit.auditing.verdicts.bias_findings`), which is what
-`jk.audit` does with them (tests/test_audit_verdicts.py checks that both give the same finding)
+`jk.audit` does with them (tests/auditing/test_audit_verdicts.py checks that both give the same finding)
 at a fraction of the cost, so that enough runs fit to make the rates' intervals informative.
 """
 
