@@ -9,9 +9,10 @@ that flips on hard pairs and not on easy ones), the same in both orders. The tru
 simulation's own de-noised position and length bias (the expectation over its decisions).
 
 Prints, per scenario and metric: mean estimate minus truth relative to the truth (bias), the
-coverage of the 95% bootstrap interval, its mean width, and how often `jk.flip_heterogeneity`
-rejects one flip rate per order at p < 0.01 (so how often `jk.position_bias` / `jk.length_bias`
-warn).
+coverage of the 95% bootstrap interval and its mean width, both for the one-rate interval
+(``flip_rates="one"``) and the default (``"auto"``: widened where heterogeneity is found), and how
+often `jk.flip_heterogeneity` rejects one flip rate per order at p < 0.01 (so how often
+`jk.position_bias` / `jk.length_bias` warn and widen).
 """
 
 from __future__ import annotations
@@ -55,19 +56,23 @@ def main() -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", MetricWarning)
                 het = jk.flip_heterogeneity(j).loc[0, "p_value"]
-                pb = jk.position_bias(j, pairs, n_boot=args.n_boot, seed=rep).set_index("metric")
-                lb = jk.length_bias(j, pairs, n_boot=args.n_boot, seed=rep).set_index("metric")
-            for metric, t, key in ((pb, truth["position_bias"], "position_bias"),
-                                   (lb, truth["length_bias"], "length_bias")):
-                r = metric.loc[key]
+                got = {(fn.__name__, rates): fn(j, pairs, n_boot=args.n_boot, seed=rep,
+                                                flip_rates=rates).set_index("metric")
+                       for fn in (jk.position_bias, jk.length_bias) for rates in ("one", "auto")}
+            for key in ("position_bias", "length_bias"):
+                t = truth[key]
+                one, auto = got[key, "one"].loc[key], got[key, "auto"].loc[key]
                 rows.append({"flip rate": "per pair, Beta mean 0.2" if per_pair else "one, 0.2",
-                             "metric": key, "truth": t, "estimate": r["estimate"],
-                             "covered": r["ci_low"] <= t <= r["ci_high"],
-                             "width": r["ci_high"] - r["ci_low"], "rejects": het < 0.01})
+                             "metric": key, "truth": t, "estimate": one["estimate"],
+                             "covered": one["ci_low"] <= t <= one["ci_high"],
+                             "width": one["ci_high"] - one["ci_low"],
+                             "covered_auto": auto["ci_low"] <= t <= auto["ci_high"],
+                             "width_auto": auto["ci_high"] - auto["ci_low"], "rejects": het < 0.01})
     df = pd.DataFrame(rows)
     out = df.groupby(["flip rate", "metric"], sort=False).agg(
         truth=("truth", "mean"), estimate=("estimate", "mean"), coverage=("covered", "mean"),
-        width=("width", "mean"), heterogeneity_flagged=("rejects", "mean")).reset_index()
+        width=("width", "mean"), coverage_auto=("covered_auto", "mean"),
+        width_auto=("width_auto", "mean"), heterogeneity_flagged=("rejects", "mean")).reset_index()
     out["relative bias"] = (out["estimate"] - out["truth"]) / out["truth"]
     pd.set_option("display.width", 200)
     print(f"{args.reps} replications, {args.pairs} pairs, K = {args.repeats}, "

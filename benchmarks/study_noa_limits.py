@@ -42,6 +42,8 @@ SCENARIOS = {
     "unbiased, arrangement noise sd 1": lambda n, s: noisy_arrangement_judgments(n, noise=1.0, seed=s),
 }
 METHODS = {"raw": None, "noa (default)": {"method": "noa"}, "noa4": {"method": "noa4"},
+           "noa, paper as written (mini-batch 32, one epoch)": {"method": "noa",
+                                                                "settings": "paper_minibatch"},
            "noa, paper settings (full batch)": {"method": "noa", "settings": "paper"}}
 
 

@@ -1,10 +1,12 @@
 """NOA exactly as CalibraEval describes it (``settings="paper"`` of :func:`judgekit.noa_fit`).
 
 The map is parameterised on the sorted pooled observed values z_0 = 0 <= z_1 <= ... <= z_M = 1 as
-g(z_k) = sum_{i<=k} e^{d_i} / sum_i e^{d_i}, started at d_k = z_k and moved by full-batch gradient
-descent on the paper's loss, whose spread term is -lambda [g(s0) - g(s2)]^2; the exact gradient
-costs O(M) per step (one reversed cumulative sum). Kept so that the paper's settings stay one
-argument away; judgekit's default fit is in :mod:`judgekit.calibration.noa`.
+g(z_k) = sum_{i<=k} e^{d_i} / sum_i e^{d_i}, started at d_k = z_k and moved by gradient descent on
+the paper's loss, whose spread term is -lambda [g(s0) - g(s2)]^2: full-batch to the stopping rule
+(``settings="paper"``), or one epoch of seeded mini-batches of 32 samples as the paper trains
+(``settings="paper_minibatch"``). The exact gradient costs O(M) per step (one reversed cumulative
+sum). Kept so that the paper's settings stay one argument away; judgekit's default fit is in
+:mod:`judgekit.calibration.noa`.
 """
 
 from __future__ import annotations
@@ -141,17 +143,22 @@ class _Problem:
             g[seg.stop - 1] = 1.0
         return g, w
 
-    def loss_and_grad(self, d: np.ndarray, lam: float) -> tuple[float, np.ndarray]:
+    def loss_and_grad(self, d: np.ndarray, lam: float, rows: np.ndarray | None = None
+                      ) -> tuple[float, np.ndarray]:
         """The loss and its exact gradient in O(M + K).
 
         With w = softmax(d) (per map) and G_j = dL/dg(z_j) accumulated over samples,
         dg(z_j)/dd_k = w_k (1[j >= k] - g(z_j)), so
         dL/dd_k = w_k (sum_{j >= k} G_j - sum_j G_j g(z_j)): one reversed cumulative sum.
+        With ``rows`` (sample indices, a mini-batch) the loss is summed over those samples only.
         """
         g, w = self.g_and_w(d)
-        v = g[self.flat_idx].reshape(len(self.cols), self.K)
+        idx = self.flat_idx.reshape(len(self.cols), self.K)
+        if rows is not None:
+            idx = idx[:, rows]
+        v = g[idx]
         loss, dv = _terms(self.objective, dict(zip(self.cols, v)), lam)
-        G = np.bincount(self.flat_idx, weights=np.concatenate([dv[j] for j in self.cols]),
+        G = np.bincount(idx.ravel(), weights=np.concatenate([dv[j] for j in self.cols]),
                         minlength=self.n_params)
         grad = np.empty_like(d)
         for _, seg in self.segments():
@@ -197,25 +204,49 @@ def _simplify(x: np.ndarray, y: np.ndarray, tol: float) -> tuple[np.ndarray, np.
     return x[idx], y[idx]
 
 
+def _batches(K: int, batch_size: int, epochs: int, seed) -> list[np.ndarray]:
+    """Sample indices of each mini-batch: per epoch a seeded shuffle cut into ``batch_size``
+    pieces (the last one smaller when ``batch_size`` does not divide K)."""
+    gen = np.random.default_rng(seed)
+    out = []
+    for _ in range(epochs):
+        order = gen.permutation(K)
+        out += [order[i:i + batch_size] for i in range(0, K, batch_size)]
+    return out
+
+
 def fit_paper(
     s: np.ndarray, objective: str, maps: str, lam: float, lr: float, tol: float, max_iter: int,
-    knot_tol: float,
+    knot_tol: float, *, batch_size: int | None = None, epochs: int = 1, seed=0,
 ) -> dict:
-    """The paper's gradient descent; returns the fields of :class:`~judgekit.NOAFit`."""
+    """The paper's gradient descent; returns the fields of :class:`~judgekit.NOAFit`.
+
+    ``batch_size=None``: full-batch steps on the summed loss until Σ|Δd| < ``tol`` or
+    ``max_iter`` steps. Otherwise ``epochs`` passes of seeded mini-batches of ``batch_size``
+    samples, one step on each batch's summed loss (``tol`` and ``max_iter`` unused); the fit
+    counts as converged when the passes are done.
+    """
     problem = _Problem(s, objective, maps)
     d = problem.init()
     history = []
     converged = False
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
-        loss, grad = problem.loss_and_grad(d, lam)
-        history.append(loss)
-        new = problem._centre(d - lr * grad)
-        step = float(np.abs(new - d).sum())
-        d = new
-        if step < tol:
-            converged = True
-            break
+    if batch_size is not None:
+        for n_iter, rows in enumerate(_batches(problem.K, batch_size, epochs, seed), start=1):  # noqa: B007
+            history.append(problem.loss(d, lam))
+            _, grad = problem.loss_and_grad(d, lam, rows)
+            d = problem._centre(d - lr * grad)
+        converged = True
+    else:
+        for n_iter in range(1, max_iter + 1):  # noqa: B007 (n_iter is reported)
+            loss, grad = problem.loss_and_grad(d, lam)
+            history.append(loss)
+            new = problem._centre(d - lr * grad)
+            step = float(np.abs(new - d).sum())
+            d = new
+            if step < tol:
+                converged = True
+                break
     history.append(problem.loss(d, lam))
     g, _ = problem.g_and_w(d)
     from scipy.optimize import isotonic_regression  # here: scipy.optimize is slow to import

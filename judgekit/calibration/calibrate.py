@@ -385,10 +385,12 @@ def calibrate(
     maps : {"shared", "position"}, optional
         NOA: one map of P(t1), or one per t1 position (default "shared" for ``noa``,
         "position" for ``noa4``).
-    settings : {"judgekit", "paper"}
+    settings : {"judgekit", "paper_minibatch", "paper"}
         NOA: judgekit's bounded spread term solved to convergence (default; calibrated
-        probabilities stay probabilities), or the paper's algorithm and hyper-parameters (its
-        map sharpens into a step); see :func:`judgekit.noa_fit`.
+        probabilities stay probabilities), the paper's algorithm and hyper-parameters trained
+        as the paper does (one epoch of mini-batches of 32, shuffled with ``seed``), or
+        the same run full-batch to its stopping rule (its map sharpens into a step); see
+        :func:`judgekit.noa_fit`.
     lam, lr, tol, max_iter, n_knots, knot_tol
         NOA's λ, step size (paper only), stopping tolerance, iteration limit, knots per map
         (judgekit only) and stored-map tolerance (paper only); ``None`` takes the defaults of
@@ -518,7 +520,7 @@ def calibrate(
             if noa:
                 fit = _noa_fit(est_s, objective=judge_objective, maps=maps, settings=settings, lam=lam,
                                lr=lr, tol=tol, max_iter=max_iter, n_knots=n_knots,
-                               knot_tol=knot_tol, what=f"NOA for judge {judge!r}")
+                               knot_tol=knot_tol, what=f"NOA for judge {judge!r}", seed=seed)
                 fitted[judge] = {"kind": "knots", "knots": fit.knots}
                 info[judge] = {"n_estimation": len(est), "objective": judge_objective,
                                "n_iter": fit.n_iter, "converged": fit.converged,

@@ -6,8 +6,9 @@ consistent across arrangements. :func:`judgekit.calibrate` wraps it for judgment
 
 Two settings. ``"judgekit"`` (the default) replaces the paper's unbounded spread reward by a
 spread anchored to what the pair shows, which makes the loss a convex quadratic in the map, and
-fits it to convergence; ``"paper"`` is the algorithm exactly as Li et al. (2024) describe it
-(:mod:`judgekit.calibration._noa_paper`). ``docs/calibration.md`` compares the two.
+fits it to convergence; ``"paper_minibatch"`` is Li et al.'s (2024) algorithm trained as they
+train it (one epoch of mini-batches of 32), ``"paper"`` the same algorithm run full-batch to its
+stopping rule (:mod:`judgekit.calibration._noa_paper`). ``docs/calibration.md`` compares them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ __all__ = ["NOA_OBJECTIVES", "NOA_SETTINGS", "NOAFit", "noa_fit"]
 NOA_SETTINGS: dict[str, dict[str, float | int | None]] = {
     "judgekit": {"lam": 2.0, "tol": 1e-10, "max_iter": 10_000},
     "paper": {"lam": 0.5, "lr": 10.0, "tol": 1e-3, "max_iter": 300},
+    "paper_minibatch": {"lam": 0.5, "lr": 10.0, "tol": 1e-3, "max_iter": 300, "batch_size": 32,
+                        "epochs": 1},
 }
+_PAPER = ("paper", "paper_minibatch")
 _MAP_ORDER = ["shared", "t1_first", "t1_second"]
 _CLIP = 1e-12  # P(t1) is clipped to [_CLIP, 1 - _CLIP] before taking logits
 
@@ -45,20 +49,21 @@ class NOAFit:
     objective, maps : str
         What was fitted.
     n_iter : int
-        Iterations taken (gradient steps for ``settings="paper"``; projected-gradient steps
+        Iterations taken (gradient steps for the paper's settings; projected-gradient steps
         after the unconstrained solution for ``"judgekit"``, 0 when that solution is already
         monotone).
     converged : bool
-        Whether the stopping rule fired before ``max_iter``.
+        Whether the stopping rule fired before ``max_iter`` (``"paper_minibatch"``: whether
+        the epoch was completed, always True).
     loss : ndarray
-        ``"paper"``: the loss before each step and after the last one. ``"judgekit"``: the loss
+        The paper's settings: the (full) loss before each step and after the last one. ``"judgekit"``: the loss
         of the identity map (the raw probabilities), then after each iteration (the first is the
         monotone projection of the unconstrained solution).
     n_samples, n_grid : int
-        K estimation samples, and the parameters of the map (grid points M + 1 for
-        ``"paper"``, knots for ``"judgekit"``; summed over maps).
+        K estimation samples, and the parameters of the map (grid points M + 1 for the
+        paper's settings, knots for ``"judgekit"``; summed over maps).
     settings : str
-        ``"judgekit"`` or ``"paper"``.
+        ``"judgekit"``, ``"paper"`` or ``"paper_minibatch"``.
     """
 
     knots: dict[str, tuple[np.ndarray, np.ndarray]]
@@ -277,6 +282,7 @@ def noa_fit(
     max_iter: int | None = None,
     n_knots: int | None = None,
     knot_tol: float = 1e-7,
+    seed: int | None = 0,
 ) -> NOAFit:
     """Fit CalibraEval's NOA calibration map(s) on K estimation samples.
 
@@ -293,16 +299,20 @@ def noa_fit(
     maps : {"shared", "position"}
         One map for P(t1) (the paper), or one map for arrangements where t1 is shown first
         (X0, X2) and another where it is shown second (X1, X3).
-    settings : {"judgekit", "paper"}
+    settings : {"judgekit", "paper_minibatch", "paper"}
         ``"judgekit"`` (default): the spread term anchored to each pair's observed spread, a
-        convex problem solved to convergence; the map is a smooth calibration. ``"paper"``:
-        Li et al.'s algorithm and hyper-parameters, whose map sharpens into a step (Notes).
+        convex problem solved to convergence; the map is a smooth calibration.
+        ``"paper_minibatch"``: Li et al.'s algorithm and hyper-parameters as they train it, one
+        epoch of seeded mini-batches of 32 samples. ``"paper"``: the same algorithm run
+        full-batch to its stopping rule, whose map sharpens into a step (Notes).
     lam : float, optional
         λ, the weight of the spread term (judgekit 2, paper 0.5).
     lr : float, optional
-        ``settings="paper"`` only: γ, the gradient-descent step on the summed loss (10).
+        The paper's settings only: γ, the gradient-descent step on the summed loss (10; per
+        mini-batch with ``"paper_minibatch"``).
     tol : float, optional
-        Stopping rule. ``"paper"``: stop when Σ|Δd| over all parameters falls below ε (1e-3).
+        Stopping rule. ``"paper"``: stop when Σ|Δd| over all parameters falls below ε (1e-3);
+        not used by ``"paper_minibatch"``, which stops after one epoch.
         ``"judgekit"``: stop when a projected-gradient step moves no knot by more than ``tol``
         (1e-10).
     max_iter : int, optional
@@ -312,8 +322,11 @@ def noa_fit(
         ``settings="judgekit"`` only: knots per map at quantiles of the pooled observed values,
         plus 0 and 1 (default 2 K^(1/4), between 6 and 40).
     knot_tol : float
-        ``settings="paper"`` only: the stored map is simplified to the fewest knots within this
+        The paper's settings only: the stored map is simplified to the fewest knots within this
         distance of the fitted points (0 keeps every grid point).
+    seed : int or None
+        ``settings="paper_minibatch"`` only: seeds the shuffle that cuts the samples into
+        mini-batches.
 
     Returns
     -------
@@ -359,8 +372,12 @@ def noa_fit(
     With w = softmax(d) and G_j = ∂L/∂g(z_j) the exact gradient is
     ∂L/∂d_k = w_k (Σ_{j≥k} G_j − Σ_j G_j g(z_j)), one reversed cumulative sum, O(M) per step.
     The continuous map is the isotonic fit of (z_k, g(z_k)), averaged over tied z, interpolated
-    linearly and clipped to [0, 1]. The paper's text mini-batches 32 samples; judgekit takes
-    full-batch steps.
+    linearly and clipped to [0, 1]. That is a full-batch reading; the paper trains with
+    mini-batches of 32 samples for one epoch, which is **settings="paper_minibatch"**: the samples
+    are shuffled (seeded by ``seed``) and cut into batches of 32 (the last one smaller), and each
+    batch takes one step d ← d − γ ∂L_batch/∂d on its own summed loss, ⌈K/32⌉ steps in all. The
+    collapse to a step needs many full-batch steps; one epoch of small steps stops well before it
+    (``docs/calibration.md`` measures both against known truth).
 
     **The four-arrangement objective.** The paper's ID-swap term pairs X0 with X2, and in
     both t1 is in the first position, so a preference for the first position is read as a
@@ -404,17 +421,18 @@ def noa_fit(
     if settings not in NOA_SETTINGS:
         raise ValueError(f"settings must be one of {sorted(NOA_SETTINGS)}, got {settings!r}")
     return _noa_fit(s, objective=objective, maps=maps, settings=settings, lam=lam, lr=lr, tol=tol,
-                    max_iter=max_iter, n_knots=n_knots, knot_tol=knot_tol, what="NOA")
+                    max_iter=max_iter, n_knots=n_knots, knot_tol=knot_tol, what="NOA", seed=seed)
 
 
 def _noa_fit(s, *, objective, maps, settings, lam, lr, tol, max_iter, n_knots, knot_tol,
-             what) -> NOAFit:
+             what, seed=0) -> NOAFit:
     if settings not in NOA_SETTINGS:
         raise ValueError(f"settings must be one of {sorted(NOA_SETTINGS)}, got {settings!r}")
     defaults = NOA_SETTINGS[settings]
+    paper = settings in _PAPER
     if settings == "judgekit" and lr is not None:
         raise ValueError("lr applies to settings='paper' only (judgekit's fit has no step size)")
-    if settings == "paper" and n_knots is not None:
+    if paper and n_knots is not None:
         raise ValueError("n_knots applies to settings='judgekit' only (the paper's grid is every "
                          "observed value)")
     lam = float(defaults["lam"] if lam is None else lam)
@@ -428,11 +446,13 @@ def _noa_fit(s, *, objective, maps, settings, lam, lr, tol, max_iter, n_knots, k
     if n_knots is not None and (int(n_knots) != n_knots or n_knots < 2):
         raise ValueError(f"n_knots must be an integer >= 2, got {n_knots!r}")
     s = check_samples(s, objective, maps)
-    if settings == "paper":
+    if paper:
         lr = float(defaults["lr"] if lr is None else lr)
         if lr <= 0:
             raise ValueError(f"need lr > 0, got {lr}")
-        out = fit_paper(s, objective, maps, lam, lr, tol, max_iter, knot_tol)
+        out = fit_paper(s, objective, maps, lam, lr, tol, max_iter, knot_tol,
+                        batch_size=defaults.get("batch_size"), epochs=int(defaults.get("epochs", 1)),
+                        seed=seed)
         rule = f"Σ|Δd| fell below ε = {tol:g}"
     else:
         out = _fit_anchored(s, objective, maps, lam, tol, max_iter, n_knots)

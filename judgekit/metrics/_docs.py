@@ -25,6 +25,12 @@ _PARAMS = {
     "flip_estimator": """flip_estimator : {"consistent", "paper"}, default "consistent"
         How the flip probability q is obtained from the repeat-disagreement d: solving
         d = 2q(1 - q) (consistent), or q = d as Wei et al. do (biased upward; see Notes).""",
+    "flip_rates": """flip_rates : {"auto", "one"}, default "auto"
+        The de-noising assumes one flip probability per order for every pair. ``"auto"``: with
+        K >= 3 repeats, :func:`flip_heterogeneity` tests that; where it rejects (p < 0.01) the
+        de-noised intervals are widened to span both bounds of the mean flip rate, and a
+        :class:`MetricWarning` says so (Notes). ``"one"``: assume one rate (the interval of
+        judgekit < 0.3; the warning still fires).""",
     "length": """length : {"chars", "words"} or callable, default "chars"
         Length unit for length bias: characters (``len_a``/``len_b``), whitespace tokens, or a
         function of the response text (e.g. a tokenizer's ``lambda s: len(tok.encode(s))``).""",

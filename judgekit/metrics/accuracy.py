@@ -9,13 +9,27 @@ import pandas as pd
 
 from judgekit._stamp import stamped
 from judgekit.metrics import _engine
+from judgekit.metrics import heterogeneity as _het
 from judgekit.metrics._definitions import family
 from judgekit.metrics._docs import fill_doc
-from judgekit.metrics.heterogeneity import warn_if_heterogeneous
 
 __all__ = ["accuracy", "flip_noise", "length_bias", "position_bias"]
 
 _BY = ("judge",)
+_OTHER = {"consistent": "paper", "paper": "consistent"}
+
+
+def _flip_rate_check(frame, by_cols, judgments, metric, flip_rates, ci, rerun):
+    """Test for per-pair flip rates; where found (and ``flip_rates="auto"``), widen the
+    de-noised intervals to both flip estimators' (see :func:`heterogeneity.widen`); warn."""
+    if not frame["denoised"].fillna(False).any():
+        return frame
+    bad = _het.heterogeneous_judges(judgments)
+    widened = flip_rates == "auto" and not bad.empty
+    if widened:
+        frame = _het.widen(frame, rerun(), by_cols, bad["judge"], ci)
+    _het.warn_heterogeneous(bad, metric, widened)
+    return frame
 
 
 @fill_doc(", ``denoised`` (whether the row was de-noised; NA for raw accuracies), ``n_invalid`` "
@@ -176,6 +190,7 @@ def position_bias(
     *,
     repeats: str = "all",
     flip_estimator: str = "consistent",
+    flip_rates: str = "auto",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -190,6 +205,7 @@ def position_bias(
     {by}
     {repeats}
     {flip_estimator}
+    {flip_rates}
     {uncertainty}
 
     Returns
@@ -209,10 +225,14 @@ def position_bias(
     labelled pairs judged in both orders.
 
     The de-noising assumes one flip probability per order for every pair. Where the flip rate
-    varies by pair (a judge that flips on hard pairs), PB is biased and its interval too
-    narrow (coverage 0.89 of a 95% interval with per-pair rates Beta, mean 0.2); with repeats
-    (K >= 3) :func:`flip_heterogeneity` tests for it and a :class:`MetricWarning` says so
-    (``docs/metrics.md``, "Flip rates that vary by pair").
+    varies by pair (a judge that flips on hard pairs), PB is shrunk toward 0 (by about 20% with
+    per-pair rates Beta(0.4, 1.6), mean 0.2) and its one-rate interval is too narrow (coverage
+    0.81 of a 95% interval, 600 pairs, K = 3). With repeats (K >= 3) :func:`flip_heterogeneity`
+    tests for it; where it rejects (p < 0.01) and ``flip_rates="auto"``, the interval becomes the
+    union of the intervals de-noised with the consistent q (a lower bound of the mean flip rate)
+    and with Wei et al.'s q = d (an upper bound), which covered the truth in 0.98 of 150 such
+    simulations, and a :class:`MetricWarning` says so (``docs/metrics.md``, "Flip rates that
+    vary by pair"). The estimate is not moved.
 
     References
     ----------
@@ -229,12 +249,15 @@ def position_bias(
     >>> bool(pb.loc["position_bias", "ci_low"] < truth["position_bias"] < pb.loc["position_bias", "ci_high"])
     True
     """
-    frame, by_cols = _engine.run(
-        judgments, pairs, by, family("position_bias"), repeats=repeats, flip_estimator=flip_estimator,
-        n_boot=n_boot, ci=ci, seed=seed, splits=splits,
-    )
-    if frame["denoised"].fillna(False).any():
-        warn_if_heterogeneous(judgments, "position_bias")
+    _het.check_flip_rates(flip_rates)
+
+    def run(estimator: str) -> tuple[pd.DataFrame, list[str]]:
+        return _engine.run(judgments, pairs, by, family("position_bias"), repeats=repeats,
+                           flip_estimator=estimator, n_boot=n_boot, ci=ci, seed=seed, splits=splits)
+
+    frame, by_cols = run(flip_estimator)
+    frame = _flip_rate_check(frame, by_cols, judgments, "position_bias", flip_rates, ci,
+                             lambda: run(_OTHER[flip_estimator])[0])
     return _engine.select(frame, by_cols, ["denoised"])
 
 
@@ -249,6 +272,7 @@ def length_bias(
     repeats: str = "all",
     flip_estimator: str = "consistent",
     lb_method: str = "joint",
+    flip_rates: str = "auto",
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
@@ -265,6 +289,7 @@ def length_bias(
     {repeats}
     {flip_estimator}
     {lb_method}
+    {flip_rates}
     {uncertainty}
 
     Returns
@@ -295,9 +320,11 @@ def length_bias(
     truth in 0.93-0.965 of 200-500 replications in independent simulations (0.97 in the 200 of
     ``benchmarks/bench_length_bias.py``). ``q_longer`` / ``q_shorter`` are the indicator's flip
     rates. Both methods assume one flip probability per order for every pair: with per-pair
-    rates (Beta, mean 0.2) the joint LB was 15% too small and its interval covered 0.62; with
-    repeats (K >= 3) :func:`flip_heterogeneity` tests for it and a :class:`MetricWarning` says
-    so (``docs/metrics.md``, "Flip rates that vary by pair").
+    rates (Beta, mean 0.2) the joint LB was 14-15% too small and, with many pairs, its interval
+    covered 0.62. With repeats (K >= 3) :func:`flip_heterogeneity` tests for it; where it
+    rejects and ``flip_rates="auto"``, the de-noised intervals become the union of those with the
+    consistent q and with q = d (lower and upper bounds of the mean flip rate), and a
+    :class:`MetricWarning` says so (``docs/metrics.md``, "Flip rates that vary by pair").
     ``n`` is the number of labelled pairs, judged in both orders, in the smaller stratum.
 
     References
@@ -313,11 +340,14 @@ def length_bias(
     >>> round(truth["length_bias"], 2), float(lb["length_bias"].round(2))
     (0.2, 0.2)
     """
-    frame, by_cols = _engine.run(
-        judgments, pairs, by, family("length_bias"), length=length, repeats=repeats,
-        flip_estimator=flip_estimator, lb_method=lb_method, n_boot=n_boot, ci=ci, seed=seed,
-        splits=splits,
-    )
-    if frame["denoised"].fillna(False).any():
-        warn_if_heterogeneous(judgments, "length_bias")
+    _het.check_flip_rates(flip_rates)
+
+    def run(estimator: str) -> tuple[pd.DataFrame, list[str]]:
+        return _engine.run(judgments, pairs, by, family("length_bias"), length=length,
+                           repeats=repeats, flip_estimator=estimator, lb_method=lb_method,
+                           n_boot=n_boot, ci=ci, seed=seed, splits=splits)
+
+    frame, by_cols = run(flip_estimator)
+    frame = _flip_rate_check(frame, by_cols, judgments, "length_bias", flip_rates, ci,
+                             lambda: run(_OTHER[flip_estimator])[0])
     return _engine.select(frame, by_cols, ["denoised"])

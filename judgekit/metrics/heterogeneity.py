@@ -3,7 +3,8 @@
 The de-noised position and length bias (Wei et al. 2024; ``docs/spec.md``) assume one flip rate q
 per order for every pair. Real judges flip on hard pairs more than on easy ones; then the
 de-noising is biased and its interval too narrow (``docs/metrics.md``, "Flip rates that vary by
-pair"). With one q per order, whether a request's repeats disagree in one order is independent of
+pair"); where the test below rejects, :func:`widen` extends the interval to both bounds of the
+mean flip rate. With one q per order, whether a request's repeats disagree in one order is independent of
 whether they disagree in the other; a per-pair flip rate makes the two go together.
 """
 
@@ -119,23 +120,89 @@ def flip_heterogeneity(judgments: pd.DataFrame) -> pd.DataFrame:
                                        "both_unstable", "expected_both", "dispersion", "p_value"])
 
 
-def warn_if_heterogeneous(judgments: pd.DataFrame, metric: str) -> None:
-    """Warn (naming the judges) when :func:`flip_heterogeneity` rejects one flip rate per order."""
+#: The de-noised metrics whose intervals :func:`widen` extends (the flip rates themselves are not).
+DENOISED = ("position_bias", "acc_cr_denoised", "acc_rc_denoised", "acc_both_denoised",
+            "length_bias", "acc_both_longer", "acc_both_shorter")
+
+
+def heterogeneous_judges(judgments: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`flip_heterogeneity` that reject one flip rate per order (p < ALPHA
+    with K >= 3); empty for a scanned log or a table the test cannot read."""
+    empty = pd.DataFrame(columns=["judge", "p_value", "dispersion"])
     if not isinstance(judgments, pd.DataFrame):
-        return  # a scanned log (jk.scan_table): the check is not computed by an engine yet
+        return empty  # a scanned log (jk.scan_table): the check is not computed by an engine yet
     try:
         t = flip_heterogeneity(judgments)
     except (KeyError, ValueError):
-        return
-    bad = t[(t["p_value"] < ALPHA) & (t["repeats"] >= 3)]
+        return empty
+    return t[(t["p_value"] < ALPHA) & (t["repeats"] >= 3)]
+
+
+def widen(frame: pd.DataFrame, other: pd.DataFrame, by: list[str], judges, ci: float) -> pd.DataFrame:
+    """Extend the de-noised rows of ``frame`` (one flip estimator) to the union of their interval
+    and ``other``'s (the other estimator, same rows), for the rows of ``judges``.
+
+    Under per-pair flip rates q_i (independent of the judge's decisions) the de-noising needs the
+    mean flip rate E[q_i]; from the repeats' disagreement d (an unbiased estimate of
+    E[2 q_i (1 - q_i)]) it is bounded: the consistent estimator's q(E[d]) = (1 - sqrt(1 - 2
+    E[d])) / 2 is at most E[q_i] (q(d) is convex in d, Jensen), and Wei et al.'s q = E[d] is at
+    least E[q_i] (the chord q <= d of the same convex curve on [0, 1/2]). The true de-noised
+    value lies between the two estimators' values, so the union of their intervals covers it.
+    ``se`` becomes the union's width over 2 z so that tests read from it (the audit's
+    equivalence test) see the wider interval.
+    """
+    from statistics import NormalDist
+
+    if frame.empty or not len(judges):
+        return frame
+    keys = [*by, "metric"]
+    right = other[keys + ["estimate", "ci_low", "ci_high"]].rename(
+        columns={"estimate": "_est", "ci_low": "_lo", "ci_high": "_hi"})
+    merged = frame.merge(right, on=keys, how="left")
+    mask = merged["metric"].isin(DENOISED).to_numpy().copy()
+    if "judge" in by:
+        mask &= merged["judge"].isin(list(judges)).to_numpy()
+    if "n_splits" in frame.columns:  # mean (std) over splits: widen the std by the gap instead
+        gap = (merged["_est"] - merged["estimate"]).abs()
+        merged.loc[mask, "se"] = np.hypot(merged.loc[mask, "se"], gap[mask])
+        return merged[frame.columns]
+    lo = merged[["ci_low", "_lo"]].min(axis=1)  # NaN on the other side: this side's bound
+    hi = merged[["ci_high", "_hi"]].max(axis=1)
+    ok = mask & merged["ci_low"].notna().to_numpy() & merged["ci_high"].notna().to_numpy()
+    z = NormalDist().inv_cdf(1 - (1 - ci) / 2)
+    merged.loc[ok, "ci_low"] = lo[ok]
+    merged.loc[ok, "ci_high"] = hi[ok]
+    merged.loc[ok, "se"] = np.fmax(merged.loc[ok, "se"], (hi[ok] - lo[ok]) / (2 * z))
+    return merged[frame.columns]
+
+
+def check_flip_rates(flip_rates: str) -> None:
+    if flip_rates not in ("auto", "one"):
+        raise ValueError(f"flip_rates must be 'auto' or 'one', got {flip_rates!r}")
+
+
+def warn_heterogeneous(bad: pd.DataFrame, metric: str, widened: bool) -> None:
+    """Warn (naming the judges) that :func:`flip_heterogeneity` rejected one flip rate per order."""
     if bad.empty:
         return
     names = "; ".join(f"{r.judge!r} (p = {r.p_value:.2g}, dispersion {r.dispersion:.2f})"
                       for r in bad.itertuples())
+    if widened:
+        tail = ("the interval is widened to span both bounds of the mean flip rate (the "
+                "consistent and Wei et al.'s estimators; with per-pair rates Beta, mean 0.2, the "
+                "widened position-bias interval covered the truth in 0.98 of 150 simulations, "
+                "the one-rate interval in 0.81); the estimate is the one-rate estimate, shrunk "
+                "toward 0; pass flip_rates='one' for the one-rate interval")
+    else:
+        tail = ("with per-pair rates (Beta, mean 0.2) the estimate shrank toward 0 by 15-20% and "
+                "its 95% interval covered 0.81; read the interval as too narrow")
     warnings.warn(
         f"{metric}: the flip rate varies by pair for judge {names}: repeats that disagree in one "
         "order go with repeats that disagree in the other. The de-noising assumes one flip rate "
-        "per order; with per-pair rates (Beta, mean 0.2) the joint length bias was 15% too small "
-        "and its 95% interval covered 62% of the time, position bias 89% "
-        "(docs/metrics.md, 'Flip rates that vary by pair'). Read the interval as too narrow",
+        f"per order (docs/metrics.md, 'Flip rates that vary by pair'); {tail}",
         MetricWarning, stacklevel=caller_level())
+
+
+def warn_if_heterogeneous(judgments: pd.DataFrame, metric: str) -> None:
+    """Warn (naming the judges) when :func:`flip_heterogeneity` rejects one flip rate per order."""
+    warn_heterogeneous(heterogeneous_judges(judgments), metric, widened=False)

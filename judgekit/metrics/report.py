@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ import pandas as pd
 from judgekit._stamp import stamped
 from judgekit.metrics import _engine
 from judgekit.metrics import _statistics as st
+from judgekit.metrics import heterogeneity as _het
 from judgekit.metrics._definitions import REPORT_CARD_METRICS
 from judgekit.metrics._docs import fill_doc
 from judgekit.metrics._prepare import ABSENT, Options, prepare
@@ -30,6 +32,7 @@ def report_card(
     flip_estimator: str = "consistent",
     length: str | Callable[[str], float] = "chars",
     lb_method: str = "joint",
+    flip_rates: str = "auto",
     n_options: int | None = None,
     mixed_ties: str = "neutral",
     invalid: str = "disagree",
@@ -53,6 +56,7 @@ def report_card(
     {flip_estimator}
     {length}
     {lb_method}
+    {flip_rates}
     {n_options}
     mixed_ties : {"neutral", "reference"}, default "neutral"
         Mixed-tie judgment pairs in primacy / recency / PF; see :func:`preference_fairness`.
@@ -117,10 +121,24 @@ def report_card(
     options = Options(repeats=repeats, flip_estimator=flip_estimator, length=length,
                       n_options=n_options, lb_method=lb_method, mixed_ties=mixed_ties,
                       invalid=invalid, pf_denominator=pf_denominator)
+    _het.check_flip_rates(flip_rates)
     prep = prepare(judgments, pairs, by, options, splits=splits, seed=seed)
     long, comp = _engine.compute(prep, options, metrics, n_boot=n_boot, ci=ci, seed=seed,
                                  warn_design=False,
                                  extra=(st.JUDGMENTS, st.M["cr"], st.M["rc"]))
+    denoised = [m for m in metrics if m in _het.DENOISED]
+    if denoised and long["denoised"].fillna(False).any():  # as jk.position_bias / length_bias
+        bad = _het.heterogeneous_judges(judgments)
+        widened = flip_rates == "auto" and not bad.empty
+        if widened:
+            other = replace(options, flip_estimator="paper" if flip_estimator == "consistent"
+                            else "consistent")
+            other_long, _ = _engine.compute(prepare(judgments, pairs, by, other, splits=splits,
+                                                    seed=seed),
+                                            other, denoised, n_boot=n_boot, ci=ci, seed=seed,
+                                            warn_design=False)
+            long = _het.widen(long, other_long, list(prep.keys.columns), bad["judge"], ci)
+        _het.warn_heterogeneous(bad, "report_card", widened)
     card = prep.keys.copy()
     card["n_pairs"] = prep.pairs_per_group()
     card["n_labelled"] = prep.pairs_per_group(prep.label != ABSENT)

@@ -114,3 +114,15 @@ def test_verdict_study_cases_point_the_right_way(case, bias, n, allowed, tmp_pat
         assert "no_material_effect" not in kinds
     if case == "unbiased":
         assert max(abs(t) for t in truths) < 1e-9 and "effect" not in kinds
+
+
+def test_verdict_study_direct_mode_gives_the_audits_own_findings(tmp_path):
+    # the study's --direct mode (no file, jk.position_bias read by the audit's bias_findings) is
+    # what jk.audit(path) finds for the same simulated judges
+    spec = importlib.util.spec_from_file_location("study", ROOT / "benchmarks" / "study_audit_verdicts.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    for bias, n in ((0.2, 40), (0.0, 400)):
+        files = study.run_case(bias, n, reps=2, seed=20, n_boot=60, folder=tmp_path)
+        direct = study.run_case(bias, n, reps=2, seed=20, n_boot=60, direct=True)
+        assert files == direct

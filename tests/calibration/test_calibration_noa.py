@@ -237,3 +237,31 @@ def test_degenerate_samples_fit_without_error():
             np.testing.assert_allclose(fit(np.array([0.0, 0.5, 1.0])), [0.0, 0.5, 1.0])
     with pytest.raises(ValueError, match="at least 2"):
         jk.noa_fit(np.full((1, 4), 0.5))
+
+
+def test_paper_minibatch_is_one_seeded_epoch_of_32_and_stays_near_the_true_map():
+    # the paper trains with mini-batches of 32 for one epoch: ceil(K / 32) steps, each on the loss
+    # of its own 32 samples. Known truth: a token bias of +1 logit, whose inverse is
+    # sigma(logit s - 1). One epoch stays near it; the full-batch reading collapses to a step.
+    K = 600
+    s = _s(K=K, tok=1.0, seed=3)
+    mini = jk.noa_fit(s, settings="paper_minibatch")
+    assert mini.n_iter == -(-K // 32) and mini.converged and mini.settings == "paper_minibatch"
+    assert len(mini.loss) == mini.n_iter + 1
+    grid = np.linspace(0.05, 0.95, 19)
+    truth = expit(logit(grid) - 1.0)
+    err_mini = np.sqrt(np.mean((mini(grid) - truth) ** 2))
+    err_full = np.sqrt(np.mean((jk.noa_fit(s, settings="paper")(grid) - truth) ** 2))
+    assert err_mini < 0.08 < 0.25 < err_full
+    # seeded: the same seed gives the same map, another seed another shuffle
+    again = jk.noa_fit(s, settings="paper_minibatch", seed=0)
+    np.testing.assert_array_equal(mini(grid), again(grid))
+    other = jk.noa_fit(s, settings="paper_minibatch", seed=1)
+    assert not np.array_equal(mini(grid), other(grid))
+    # a batch is the paper's loss on its own samples: its gradient is the full gradient's share
+    problem = _Problem(s[:64], "full", "shared")
+    d = problem.init()
+    _, g_all = problem.loss_and_grad(d, 0.5)
+    _, g_a = problem.loss_and_grad(d, 0.5, np.arange(32))
+    _, g_b = problem.loss_and_grad(d, 0.5, np.arange(32, 64))
+    np.testing.assert_allclose(g_a + g_b, g_all, atol=1e-12)

@@ -81,3 +81,81 @@ def test_too_few_pairs_or_no_repeats_give_nan():
     _, j, _ = jk.sim.simulate_judgments(50, repeats=1, seed=0)
     t = jk.flip_heterogeneity(j)
     assert t.loc[0, "n_pairs"] == 0 and np.isnan(t.loc[0, "p_value"])
+
+
+def _position_judge(n: int, seed: int, p_cr: float = 0.8, p_rc: float = 0.65, repeats: int = 3):
+    """Pairs and a judge built directly (no simulator): in each pair's two orders the judge decides
+    once, picking the human-preferred response with probability p_cr when it is shown first and
+    p_rc when it is shown second (true de-noised PB = p_cr - p_rc), and each of ``repeats``
+    requests flips that decision with the pair's own rate, Beta(0.4, 1.6) (mean 0.2)."""
+    rng = np.random.default_rng(seed)
+    label = np.where(rng.random(n) < 0.5, "a", "b")
+    pairs = pd.DataFrame({"pair_id": [f"p{i}" for i in range(n)], "prompt": "q", "response_a": "x",
+                          "response_b": "y", "label": label})
+    q = rng.beta(0.4, 1.6, n)
+    order = np.array(["ab", "ba"])
+    first_is_preferred = (label == "a")[:, None] == (order == "ab")[None, :]   # n x 2: cr order?
+    picks_preferred = rng.random((n, 2)) < np.where(first_is_preferred, p_cr, p_rc)
+    picks_preferred = np.repeat(picks_preferred[:, :, None], repeats, axis=2)
+    picks_preferred ^= rng.random((n, 2, repeats)) < q[:, None, None]
+    preferred = np.repeat(np.repeat(label[:, None], 2, axis=1)[:, :, None], repeats, axis=2)
+    verdict = np.where(picks_preferred, preferred, np.where(preferred == "a", "b", "a"))
+    j = pd.DataFrame({"pair_id": np.repeat(pairs["pair_id"].to_numpy(), 2 * repeats), "judge": "sim",
+                      "order": np.tile(np.repeat(order, repeats), n),
+                      "repeat": np.tile(np.arange(repeats), 2 * n), "id_swap": False,
+                      "verdict": verdict.ravel()})
+    return pairs, j, p_cr - p_rc
+
+
+@pytest.mark.slow  # 3 judges of 8,000 pairs x 6 requests: about 5 s, 16 s on a loaded machine
+def test_per_pair_flip_rates_widen_the_position_bias_interval_to_cover_the_truth():
+    # per-pair rates Beta(0.4, 1.6), mean 0.2: the one-rate de-noising shrinks PB toward 0 by
+    # about 20% (it reads the mean flip rate as 0.12); with 8,000 pairs its interval misses the
+    # truth nearly always. The widened interval spans both bounds of the mean flip rate.
+    missed, covered, ratio = 0, 0, []
+    for seed in range(3):
+        pairs, j, truth = _position_judge(8000, seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MetricWarning)
+            one = jk.position_bias(j, pairs, n_boot=200, seed=seed, flip_rates="one")
+        with pytest.warns(MetricWarning, match="interval is widened"):
+            auto = jk.position_bias(j, pairs, n_boot=200, seed=seed)
+        one, auto = one.set_index("metric"), auto.set_index("metric")
+        for key in ("position_bias", "acc_cr_denoised", "acc_rc_denoised"):
+            assert auto.loc[key, "estimate"] == one.loc[key, "estimate"]   # not moved
+            assert auto.loc[key, "ci_low"] <= one.loc[key, "ci_low"]
+            assert auto.loc[key, "ci_high"] >= one.loc[key, "ci_high"]
+        o, a = one.loc["position_bias"], auto.loc["position_bias"]
+        missed += not o["ci_low"] <= truth <= o["ci_high"]
+        covered += bool(a["ci_low"] <= truth <= a["ci_high"])
+        assert a["se"] > o["se"]
+        ratio.append((a["ci_high"] - a["ci_low"]) / (o["ci_high"] - o["ci_low"]))
+    assert missed == 3          # the one-rate interval: too narrow and off centre
+    assert covered == 3
+    assert max(ratio) < 4.0     # widened by the gap between the bounds, not without limit
+
+
+def test_one_flip_rate_leaves_the_interval_as_it_was():
+    pairs, j = _judged(False, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MetricWarning)
+        auto = jk.position_bias(j, pairs, n_boot=100, seed=1)
+    one = jk.position_bias(j, pairs, n_boot=100, seed=1, flip_rates="one")
+    pd.testing.assert_frame_equal(auto, one)
+    with pytest.raises(ValueError, match="flip_rates"):
+        jk.position_bias(j, pairs, n_boot=0, flip_rates="many")
+
+
+def test_report_card_widens_as_the_tidy_functions_do():
+    pairs, j = _judged(True, 1)
+    with pytest.warns(MetricWarning, match="report_card: .*interval is widened"):
+        card = jk.report_card(j, pairs, metrics=["position_bias", "length_bias"], n_boot=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MetricWarning)
+        narrow = jk.report_card(j, pairs, metrics=["position_bias", "length_bias"], n_boot=100,
+                                flip_rates="one")
+        for fn, key in ((jk.position_bias, "position_bias"), (jk.length_bias, "length_bias")):
+            tidy = fn(j, pairs, n_boot=100).set_index("metric").loc[key]
+            assert card.loc[0, f"{key}_ci_low"] == pytest.approx(tidy["ci_low"])
+            assert card.loc[0, f"{key}_ci_high"] == pytest.approx(tidy["ci_high"])
+            assert card.loc[0, f"{key}_ci_high"] > narrow.loc[0, f"{key}_ci_high"]
