@@ -47,7 +47,7 @@ def prepare(judgments: Any, pairs: Any, judge: str | None, fmt: str, read_option
 
 
 def _read_pairs(path: str | Path) -> pd.DataFrame:
-    from judgekit.auditing.reading import read_pairs
+    from judgekit.data.table import read_pairs
 
     return read_pairs(path)
 

@@ -1,29 +1,14 @@
-"""What the audit says about the data it read: the notes of reading a table made by hand, the
-crowd's own agreement when the labels are crowd votes, and pairs files in any layout."""
+"""What the audit says about the data it read: the notes of reading a table made by hand and the
+crowd's own agreement when the labels are crowd votes."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 if TYPE_CHECKING:
     from judgekit.auditing.core import Section
-
-
-def read_pairs(path: str | Path) -> pd.DataFrame:
-    """A pairs table from a file: Chatbot Arena battles (labelled by the crowd's majority) or a
-    table (CSV, TSV, JSON, JSONL, parquet)."""
-    from judgekit.data.table import _is_battles, _load
-    from judgekit.schema import validate_pairs
-
-    if _is_battles(path):
-        from judgekit.data.arena_battles import read_arena_battles
-
-        return read_arena_battles(path)[0]
-    frame, name = _load(path, {})
-    return validate_pairs(frame, name=name)
 
 
 def data_notes(j: pd.DataFrame, p: pd.DataFrame | None, s: Section) -> None:

@@ -363,6 +363,17 @@ def read_judgments(
     return found_pairs, judgments
 
 
+def read_pairs(path: str | Path) -> pd.DataFrame:
+    """A pairs table from a file: Chatbot Arena battles (labelled by the crowd's majority) or a
+    table (CSV, TSV, JSON, JSONL, parquet), validated against the pairs schema."""
+    if _is_battles(path):
+        from judgekit.data.arena_battles import read_arena_battles
+
+        return read_arena_battles(path)[0]
+    frame, name = _load(path, {})
+    return validate_pairs(frame, name=name)
+
+
 def _is_battles(source: object) -> bool:
     """Whether a pairs file is Chatbot Arena battles (read with their crowd labels)."""
     if not isinstance(source, (str, Path)) or not Path(source).is_file():

@@ -168,7 +168,7 @@ def test_a_judge_is_audited_against_the_crowd(tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 0, captured.err
     page = (tmp_path / "r" / "index.html").read_text()
-    assert "the crowd&#x27;s votes" in page and "Two voters on the same pair agree" in page
+    assert "the crowd&#39;s votes" in page and "Two voters on the same pair agree" in page
     assert f"agrees with the human label in {expected:.0%}" in page
 
 
@@ -179,7 +179,7 @@ def test_the_crowd_itself_can_be_audited(tmp_path, capsys):
     assert code == 0, captured.err
     assert "as arena-battles (its records are Chatbot Arena battles" in captured.err
     page = (tmp_path / "r" / "index.html").read_text()
-    assert "&#x27;tie (bothbad)&#x27; (both answers bad)" in page
+    assert "&#39;tie (bothbad)&#39; (both answers bad)" in page
 
 
 def test_parquet_battles_are_detected(tmp_path):

@@ -85,7 +85,7 @@ def test_the_command_line_reads_it_in_one_run(tmp_path, capsys):
     assert captured.out.count("\n") == 1 and "6 pairs, 6 judgments" in captured.out
     assert "note: Skipped 2 blank rows" in captured.err
     page = (tmp_path / "r" / "index.html").read_text()
-    assert "No &#x27;order&#x27; column" in page and "Skipped 2 blank rows" in page
+    assert "No &#39;order&#39; column" in page and "Skipped 2 blank rows" in page
 
 
 def test_columns_maps_names_nobody_could_guess(tmp_path, capsys):
