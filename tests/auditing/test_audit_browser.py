@@ -17,19 +17,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _browser import CHROMIUM, FLAGS, NEEDS_CHROMIUM
 
 import judgekit as jk
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 MIRROR = Path(os.environ["JUDGEKIT_DATA_MIRROR"]) if os.environ.get("JUDGEKIT_DATA_MIRROR") else None
 
 pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="Debian's chromium is not installed at /usr/bin/chromium "
-                              "(.ci/run installs it with apt-get install chromium)"),
+    *NEEDS_CHROMIUM,
     pytest.mark.skipif(MIRROR is None or not MIRROR.is_dir(), reason="needs the data mirror"),
 ]
 

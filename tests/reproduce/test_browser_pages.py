@@ -11,19 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _browser import CHROMIUM, FLAGS, NEEDS_CHROMIUM
 
 import judgekit as jk
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="Debian's chromium is not installed at /usr/bin/chromium "
-                              "(.ci/run installs it with apt-get install chromium)"),
-]
+pytestmark = NEEDS_CHROMIUM
 
 #: Names a shared table could carry: each tries to leave the script block or the markup and run code.
 HOSTILE = [

@@ -19,18 +19,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from _browser import CHROMIUM, FLAGS, NEEDS_CHROMIUM
 
-CHROMIUM = Path("/usr/bin/chromium")
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "09_judge_explorer.ipynb"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="Debian's chromium is not installed at /usr/bin/chromium "
-                              "(.ci/run installs it with apt-get install chromium)"),
-]
+pytestmark = NEEDS_CHROMIUM
 
 
 def _free_port() -> int:
