@@ -105,8 +105,9 @@ def _shown(module: str) -> str:
 def moved(old_module: str, names: Mapping[str, str], *, since: str = MOVED_SINCE) -> Callable[[str], Any]:
     """A module-level ``__getattr__`` for public names that moved out of ``old_module``.
 
-    ``names`` maps each moved name to the module it lives in now. Looking one up warns, naming
-    the new place, and returns the very object found there (its module is imported by name on
+    ``names`` maps each moved name to the module it lives in now, or to ``"module:new_name"``
+    when it was renamed as it moved. Looking one up warns, naming the new place, and returns the
+    very object found there (its module is imported by name on
     first use, so the old module does not import the new one); any other name is an
     AttributeError, as for a module without ``__getattr__``.
 
@@ -129,9 +130,12 @@ def moved(old_module: str, names: Mapping[str, str], *, since: str = MOVED_SINCE
         new = table.get(name)
         if new is None:
             raise AttributeError(f"module {old_module!r} has no attribute {name!r}")
-        warnings.warn(_message(f"{_shown(old_module)}.{name}", since, f"{_shown(new)}.{name}", None),
+        module, _, new_name = new.partition(":")
+        new_name = new_name or name
+        warnings.warn(_message(f"{_shown(old_module)}.{name}", since,
+                               f"{_shown(module)}.{new_name}", None),
                       DeprecationWarning, stacklevel=caller_level())
-        return getattr(importlib.import_module(new), name)
+        return getattr(importlib.import_module(module), new_name)
 
     __getattr__.moved = table  # type: ignore[attr-defined]  # what moved, for tests and dir()
     return __getattr__
