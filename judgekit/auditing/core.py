@@ -343,7 +343,7 @@ def audit(
         "calibration": lambda s: _s._calibration_section(judgments, pairs, s, boot, findings, many,
                                                          margins),
     }
-    for key in _progress(list(builders), progress, "sections"):
+    for key in _progress(list(_s.COMPUTE_ORDER), progress, "sections"):
         s = sections[key]
         try:
             builders[key](s)

@@ -18,7 +18,7 @@ from judgekit.auditing.verdicts import Finding
 if TYPE_CHECKING:
     from judgekit.auditing.core import Section
 
-#: The sections of an audit, in the order they are computed and shown.
+#: The sections of an audit, in the order they are shown.
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("data", "What was judged"),
     ("report_card", "Report card"),
@@ -28,6 +28,12 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("win_rates", "Win rates and length-controlled win rates"),
     ("calibration", "Calibration of the judge's probabilities"),
 )
+
+#: The order the sections are computed in: those that may draw a chart first, so that the chart
+#: worker of ``judgekit audit`` draws the last chart while the report card is computed rather than
+#: after the analysis (findings are sorted into the shown order afterwards).
+COMPUTE_ORDER: tuple[str, ...] = ("win_rates", "calibration", "consistency", "stability",
+                                  "accuracy", "data", "report_card")
 
 #: Thresholds of the summary's verdicts (judgekit's conventions, documented in docs/audit.md).
 THRESHOLDS: dict[str, float] = {

@@ -14,7 +14,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from judgekit._stack import caller_level
 from judgekit._stamp import stamped
@@ -111,6 +110,8 @@ def flip_heterogeneity(judgments: pd.DataFrame) -> pd.DataFrame:
         count = u.astype(float) + v
         var0 = pu * (1 - pu) + pv * (1 - pv)
         table = [[int((u & v).sum()), int((u & ~v).sum())], [int((~u & v).sum()), int((~u & ~v).sum())]]
+        from scipy import stats  # here, not at import: scipy.stats takes about 1 s to import
+
         p = float(stats.fisher_exact(table, alternative="greater")[1])
         rows.append({**row, "unstable_ab": float(pu), "unstable_ba": float(pv),
                      "both_unstable": float((u & v).mean()), "expected_both": float(pu * pv),

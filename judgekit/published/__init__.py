@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["PAPERS", "published"]
 
@@ -75,6 +77,8 @@ _COLUMNS = ["item", "value", "decimals", "source", "note"]
 
 @cache
 def _read(paper: str) -> pd.DataFrame:
+    import pandas as pd  # here: `import judgekit` (which binds `published`) imports no pandas
+
     path = resources.files(__name__) / f"{paper}.csv"
     if not path.is_file():
         return pd.DataFrame(columns=["paper", *_COLUMNS])
@@ -126,6 +130,8 @@ def published(paper: str | None = None, prefix: str = "") -> pd.DataFrame:
     >>> sorted(jk.published()["paper"].unique())
     ['dubois2024', 'li2024', 'shi2024', 'wei2024', 'ye2024', 'zeng2024']
     """
+    import pandas as pd
+
     if paper is not None and paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; known: {sorted(PAPERS)}")
     keys = [paper] if paper is not None else list(PAPERS)

@@ -2,8 +2,9 @@
 
 ``judgekit audit`` spends about a second starting altair and vl-convert's engine and half a
 second per chart; on a machine with two cores that work can run beside the analysis. The
-worker is a forked child (Linux only: the parent's imports are shared, nothing is imported
-twice) that starts altair and vl-convert at once, then draws each section it is sent
+worker is a forked child (Linux only), forked by the command once pandas is imported (which
+both need) and before the analysis' own imports (scipy, judgekit's metrics), which the child does
+not need: it starts altair and vl-convert at once, then draws each section it is sent
 (:func:`judgekit.viz.audit_report.audit_charts`) and sends back the PNG bytes and titles. The
 charts are the same ones :meth:`judgekit.Audit.save` draws in one process; when the worker
 cannot start or fails, the report is drawn in the parent as before.
@@ -32,9 +33,11 @@ def _serve(conn: Any) -> None:
     """The child: start the engines, then draw every section received until None arrives."""
     try:
         from judgekit.viz._export import chart_title, to_png
-        from judgekit.viz.audit_report import audit_charts
 
         to_png(_WARM_UP)  # imports altair's theme and starts vl-convert's engine
+        from judgekit.viz.audit_report import audit_charts, warm_charts
+
+        warm_charts()
         while (section := conn.recv()) is not None:
             drawn = {}
             for name, chart in audit_charts(section).items():

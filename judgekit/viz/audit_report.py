@@ -91,6 +91,19 @@ def _win_rate_chart(wr: pd.DataFrame) -> Any:
                              None, by="model", title="Win rate against " + str(baseline))
 
 
+#: The chart functions the sections above draw with.
+_BUILDERS = ("accuracy_bars", "bias_bars", "leaderboard_slope", "reliability_diagram")
+
+
+def warm_charts() -> None:
+    """Import the chart functions the sections draw with (``judgekit audit``'s chart worker does
+    this while it waits for the first section)."""
+    from judgekit import viz
+
+    for name in _BUILDERS:
+        getattr(viz, name)
+
+
 def chart_names(s: Section) -> list[str]:
     """The names of the charts a section draws, without drawing them."""
     return list(_figures(s))

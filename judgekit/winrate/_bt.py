@@ -21,8 +21,7 @@ O(battles × features + models²). Tested against statsmodels' Logit in tests/wi
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse, special
-from scipy.sparse import csgraph
+from scipy import special
 
 from judgekit.winrate._glm import soft_log_loss
 
@@ -30,6 +29,11 @@ from judgekit.winrate._glm import soft_log_loss
 def check_connected(ia: np.ndarray, ib: np.ndarray, w: np.ndarray, models: list[str],
                     who: str) -> None:
     """Raise when the battles split the models into groups that never meet (no common scale)."""
+    # here, not at import: scipy.sparse.csgraph pulls in scipy.linalg (about 0.2 s), which the
+    # audit of a file without Arena battles never needs
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
     n = len(models)
     used = w > 0
     graph = sparse.coo_matrix((np.ones(used.sum()), (ia[used], ib[used])), shape=(n, n))

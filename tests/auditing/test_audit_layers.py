@@ -144,3 +144,42 @@ def test_the_old_homes_of_the_moved_names_still_work_and_warn():
         assert html.render is audit_report.audit_page
     with pytest.warns(DeprecationWarning, match="audit_report.table_file"):
         assert html.table_file("a b", "c") == "tables/a-b-c.csv"
+
+
+def test_sections_are_computed_charts_first_and_found_as_if_in_the_order_shown(monkeypatch):
+    """`judgekit audit` computes the sections with charts first (so that its chart worker draws
+    while the report card is computed); the report is the same as one computed in the order
+    shown: same sections in the same order, the same findings in the same order."""
+    from judgekit.auditing import sections
+
+    shown = [key for key, _ in sections.SECTIONS]
+    assert sorted(sections.COMPUTE_ORDER) == sorted(shown)
+    assert sections.COMPUTE_ORDER[-1] == "report_card"
+    pairs, judgments, _ = jk.sim.simulate_judgments(80, repeats=2, seed=3)
+    fast = jk.audit(judgments, pairs, n_boot=50)
+    monkeypatch.setattr(sections, "COMPUTE_ORDER", tuple(shown))
+    plain = jk.audit(judgments, pairs, n_boot=50)
+    assert list(fast.sections) == list(plain.sections) == shown
+    assert [(f.section, f.level, f.text) for f in fast.findings] == \
+        [(f.section, f.level, f.text) for f in plain.findings]
+    assert len({f.section for f in fast.findings}) >= 3
+
+
+def test_the_chart_worker_warms_every_chart_function_the_sections_draw_with():
+    import re
+
+    from judgekit.viz import audit_report
+
+    used = set(re.findall(r"\bviz\.(\w+)\(", Path(audit_report.__file__).read_text("utf-8")))
+    assert used and used == set(audit_report._BUILDERS)
+
+
+def test_the_command_line_starts_without_pandas_or_scipy():
+    """`judgekit audit` forks its chart worker once pandas is imported and before scipy and the
+    metrics: the command's own module and `import judgekit` load neither."""
+    probe = ("import sys, judgekit, judgekit.cli\n"
+             "print(sorted(m for m in ('pandas', 'scipy', 'numpy', 'altair') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
