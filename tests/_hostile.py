@@ -6,7 +6,8 @@ would (bodies that never end, answers that inflate to gigabytes, hundreds of hea
 counts per mode the chat requests it received (``asked``) and the answers it generated
 (``paid``). Any request in absolute form (the server used as an HTTP proxy) gets a 502 that
 quotes its ``Proxy-Authorization``, as a debugging proxy would (a 200 answer quoting it, for a
-path with ``/echo200/``).
+path with ``/echo200/``); a CONNECT (an https URL through it) is refused with a 502 and its
+headers kept in ``tunnels``.
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ class HostileServer:
         self.paid: collections.Counter = collections.Counter()
         self.asked: collections.Counter = collections.Counter()
         self.proxied: list[str] = []
+        #: the headers of every CONNECT received (the server used as the proxy of an https URL)
+        self.tunnels: list[dict[str, str]] = []
         self._tasks: set[asyncio.Task] = set()
 
     def url(self, mode: str) -> str:
@@ -118,6 +121,11 @@ class HostileServer:
                 if request is None:
                     return
                 target, headers, raw = request
+                if not target.startswith(("/", "http://")):  # CONNECT host:port: refused
+                    self.tunnels.append(headers)
+                    writer.write(_head(502, [("Content-Length", 0)], "Bad Gateway"))
+                    await writer.drain()
+                    return
                 if target.startswith("http://"):
                     self.proxied.append(target)
                     quoted = headers.get("proxy-authorization", "")

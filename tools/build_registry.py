@@ -89,13 +89,19 @@ def build(mirror: Path) -> list[dict[str, str]]:
 
 
 def main(argv: list[str]) -> int:
-    if argv:
-        mirror = Path(argv[0])
-    elif os.environ.get("JUDGEKIT_DATA_MIRROR"):
-        mirror = Path(os.environ["JUDGEKIT_DATA_MIRROR"])
-    else:
-        print("usage: python tools/build_registry.py MIRROR_DIR (or set JUDGEKIT_DATA_MIRROR)")
-        return 2
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python tools/build_registry.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("mirror", nargs="?", default=os.environ.get("JUDGEKIT_DATA_MIRROR"),
+                        help="the mirror directory, with MANIFEST.tsv (default: "
+                             "$JUDGEKIT_DATA_MIRROR)")
+    args = parser.parse_args(argv)
+    if not args.mirror:
+        parser.error("give the mirror directory, or set JUDGEKIT_DATA_MIRROR")
+    mirror = Path(args.mirror)
+    if not (mirror / "MANIFEST.tsv").is_file():
+        parser.error(f"{mirror}: no MANIFEST.tsv there; is it a judgekit data mirror?")
     out = Path(__file__).resolve().parents[1] / "judgekit" / "data" / "registry.tsv"
     rows = build(mirror)
     with open(out, "w", newline="", encoding="utf-8") as fh:

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgekit.judging.clients import CONNECT_TIMEOUT, resolve_key
-from judgekit.judging.secrets import split_userinfo, url_secrets
+from judgekit.judging.secrets import basic_auth, split_userinfo, url_secrets
 from judgekit.judging.wire import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_ANSWER_BYTES,
@@ -131,7 +131,7 @@ class LeanTransport:
         #: credentials
         self.secrets = [api_key, *url_secrets(url), *url_secrets(self.proxy or "")]
         self._session: Any = None
-        self._proxy: dict[str, Any] = {}
+        self._send: dict[str, Any] = {}   # headers and proxy of every request (see _open)
 
     @classmethod
     def for_urls(cls, urls: Sequence[str], *, client: Any, api_key: str | None, timeout: float,
@@ -179,16 +179,27 @@ class LeanTransport:
 
         if "max_headers" in inspect.signature(aiohttp.ClientSession).parameters:
             limits["max_headers"] = MAX_HEADERS
+        # the headers go with each request, not as the session's defaults: aiohttp copies its
+        # default headers into the CONNECT it sends an https URL's proxy (an Authorization among
+        # them as Proxy-Authorization), which would hand the key to the proxy
         self._session = aiohttp.ClientSession(
-            connector=connector, timeout=timeout, headers=self.headers,
-            cookie_jar=aiohttp.DummyCookieJar(), raise_for_status=False,
+            connector=connector, timeout=timeout, cookie_jar=aiohttp.DummyCookieJar(),
+            raise_for_status=False,
             auto_decompress=False,   # decompressed here, within max_answer_bytes
             **limits,
         )
+        self._send = {"headers": dict(self.headers)}
         if self.proxy is not None:
             bare, auth = split_userinfo(self.proxy)
-            self._proxy = {"proxy": bare,
-                           "proxy_auth": aiohttp.BasicAuth(*auth) if auth is not None else None}
+            self._send["proxy"] = bare
+            if auth is not None:  # as a header (aiohttp 3.14 deprecates its BasicAuth): to an
+                # https endpoint on the CONNECT only, never to the endpoint itself; to an http
+                # one on the request, which the proxy reads and forwards
+                header = {"Proxy-Authorization": basic_auth(*auth)}
+                if self.url.lower().startswith("https:"):
+                    self._send["proxy_headers"] = header
+                else:
+                    self._send["headers"].update(header)
         return self._session
 
     async def chat(self, body: Mapping[str, Any]) -> Reply:
@@ -204,7 +215,7 @@ class LeanTransport:
         limit = self.max_answer_bytes
         try:
             # the session's total timeout bounds all of it, the body included
-            async with session.post(self.url, data=data, **self._proxy) as response:
+            async with session.post(self.url, data=data, **self._send) as response:
                 status, headers = response.status, response.headers
                 length = response.content_length
                 if length is not None and length <= limit and not headers.get("Content-Encoding"):

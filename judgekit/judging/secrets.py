@@ -97,6 +97,18 @@ def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
     return urlunsplit((parts.scheme, host, *parts[2:])), (unquote(user), unquote(password))
 
 
+def basic_auth(user: str, password: str) -> str:
+    """The value of an HTTP basic-auth header (``Authorization`` or ``Proxy-Authorization``,
+    RFC 7617, UTF-8).
+
+    Examples
+    --------
+    >>> basic_auth("bob", "s3cret")
+    'Basic Ym9iOnMzY3JldA=='
+    """
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
 def url_secrets(url: str) -> list[str]:
     """The credentials written into ``url``: user, password (decoded and as written), their HTTP
     basic-auth encoding (with and without padding), and secret-looking query values. Used for
@@ -113,7 +125,7 @@ def url_secrets(url: str) -> list[str]:
     if userinfo:
         user, _, password = userinfo.partition(":")
         found += [unquote(user), unquote(password), user, password]
-        token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+        token = basic_auth(unquote(user), unquote(password)).removeprefix("Basic ")
         # as sent (Basic ...), and without its padding
         found += [token, token.rstrip("=")]
     found += [v for k, v in parse_qsl(parts.query) if _SECRET_PARAM.search(k)]

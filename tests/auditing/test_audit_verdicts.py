@@ -100,28 +100,44 @@ def test_the_command_line_sets_margins_and_refuses_bad_ones(tmp_path, capsys):
 @pytest.mark.parametrize("case,bias,n,allowed", [
     ("biased", 0.8, 400, {"effect"}),
     ("unbiased", 0.0, 400, {"no_material_effect"}),
-    ("too_few", 0.2, 40, {"inconclusive"}),
+    ("too_few", 0.0, 40, {"inconclusive"}),
+    ("small_few", 0.2, 40, {"inconclusive"}),
 ])
 def test_verdict_study_cases_point_the_right_way(case, bias, n, allowed, tmp_path):
-    spec = importlib.util.spec_from_file_location("study", ROOT / "benchmarks" / "study_audit_verdicts.py")
-    study = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(study)
+    study = _study()
     assert study.CASES[case] == (bias, n)
-    kinds, truths = study.run_case(bias, n, reps=3, seed=10, n_boot=60, folder=tmp_path)
+    kinds, truths, estimates = study.run_case(bias, n, reps=3, seed=10, n_boot=60, folder=tmp_path)
     assert sum(k in allowed for k in kinds) >= 2, (case, kinds)
+    assert not any(study.wrong(k, e, t) for k, e, t in zip(kinds, estimates, truths)), case
     if case == "biased":
         assert min(truths) > 2 * MARGINS["position_bias"] * 0.75
         assert "no_material_effect" not in kinds
-    if case == "unbiased":
+    if case in ("unbiased", "too_few"):
         assert max(abs(t) for t in truths) < 1e-9 and "effect" not in kinds
+    if case == "small_few":
+        assert min(truths) > 0 and max(truths) < MARGINS["position_bias"]
+
+
+def test_the_study_calls_a_finding_wrong_only_against_the_truth():
+    wrong = _study().wrong
+    assert wrong("effect", 0.03, 0.0) and wrong("effect", -0.03, 0.05)
+    assert not wrong("effect", 0.03, 0.05) and not wrong("effect", -0.2, -0.19)
+    assert wrong("no_material_effect", 0.0, 0.19) and wrong("no_material_effect", 0.0, -0.11)
+    assert not wrong("no_material_effect", 0.0, 0.05) and not wrong("no_material_effect", 0.1, 0.0)
+    assert not wrong("inconclusive", 0.3, 0.0) and not wrong("inconclusive", 0.0, 0.5)
+
+
+def _study():
+    spec = importlib.util.spec_from_file_location("study", ROOT / "benchmarks" / "study_audit_verdicts.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    return study
 
 
 def test_verdict_study_direct_mode_gives_the_audits_own_findings(tmp_path):
     # the study's --direct mode (no file, jk.position_bias read by the audit's bias_findings) is
     # what jk.audit(path) finds for the same simulated judges
-    spec = importlib.util.spec_from_file_location("study", ROOT / "benchmarks" / "study_audit_verdicts.py")
-    study = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(study)
+    study = _study()
     for bias, n in ((0.2, 40), (0.0, 400)):
         files = study.run_case(bias, n, reps=2, seed=20, n_boot=60, folder=tmp_path)
         direct = study.run_case(bias, n, reps=2, seed=20, n_boot=60, direct=True)

@@ -206,6 +206,33 @@ def test_proxy_credentials_never_reach_errors_logs_or_the_cache(server, transpor
         assert secret.encode() not in kept, secret
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("credentials", ["", "proxyacct:Pr0xy%21Secret99@"])
+def test_the_key_never_reaches_the_proxy_of_an_https_endpoint(server, transport, credentials,
+                                                              monkeypatch):
+    """Through a proxy, an https endpoint is reached through a CONNECT tunnel: the proxy sees
+    that request's headers only, which carry no API key (aiohttp copies a session's default
+    headers into the CONNECT, an Authorization among them as Proxy-Authorization: the lean
+    transport sends its headers with each request instead), and the proxy's own credentials
+    when the proxy's URL has them."""
+    for name in ("HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", f"http://{credentials}127.0.0.1:{server.port}")
+    before = len(server.tunnels)
+    j = _judge("https://judge.invalid/v1", transport=transport, max_retries=0)
+    assert j["verdict"].isna().all() and j["error"].notna().all()   # the tunnel was refused
+    tunnels = server.tunnels[before:]
+    assert tunnels, "no CONNECT reached the proxy"
+    for headers in tunnels:
+        assert not any("sk-test" in value for value in headers.values()), headers
+        assert "authorization" not in headers
+        if credentials:
+            token = base64.b64encode(b"proxyacct:Pr0xy!Secret99").decode()
+            assert headers.get("proxy-authorization") == f"Basic {token}"
+        else:
+            assert "proxy-authorization" not in headers
+
+
 @pytest.mark.parametrize("base", [
     "{root}/v1%3Fapi-key=SECRETKEY123", "{root}/v1%3fapi-key=SECRETKEY123",
     "{root}/v1;api-key=SECRETKEY123", "{root}/v1%3Bkey=SECRETKEY123",
