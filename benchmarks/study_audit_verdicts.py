@@ -10,8 +10,8 @@ is 0 or of the other sign, or "no material" and the true bias is beyond the marg
 
 - *unbiased* and *biased* (true bias 0 and about twice the margin), 400 pairs;
 - *too_few*: no bias, 40 pairs, too few to show that the bias is within the margin (or beyond
-  it); *too_few_biased*: the biased judge with 40 pairs;
-- *small_few*: a small true bias inside the margin (+0.05) with 40 pairs. Every finding but a
+  it); *biased_40*: the biased judge with 40 pairs;
+- *small_40*: a small true bias inside the margin (+0.05) with 40 pairs. Every finding but a
   wrong-sign "effect" is right here: the bias is real ("effect" is right) and within the margin
   ("no material" is right). How often 40 pairs detect it is the test's power, not an error.
 
@@ -40,12 +40,12 @@ import judgekit as jk
 
 #: case -> (simulated position_bias parameter, pairs)
 CASES = {"unbiased": (0.0, 400), "biased": (0.8, 400), "too_few": (0.0, 40),
-         "too_few_biased": (0.8, 40), "small_few": (0.2, 40)}
+         "biased_40": (0.8, 40), "small_40": (0.2, 40)}
 KINDS = ("effect", "no_material_effect", "inconclusive")
 #: case -> (what is counted, "max" or "min", the bound): the issue's targets
 TARGETS = {"unbiased": ("effect", "max", 0.05), "biased": ("no_material_effect", "max", 0.05),
            "too_few": ("inconclusive", "min", 0.90),
-           "too_few_biased": ("no_material_effect", "max", 0.05), "small_few": ("wrong", "max", 0.05)}
+           "biased_40": ("no_material_effect", "max", 0.05), "small_40": ("wrong", "max", 0.05)}
 MARGIN = 0.10  # the audit's default margin of position bias (judgekit.auditing.MARGINS)
 
 

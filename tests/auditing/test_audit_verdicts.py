@@ -101,7 +101,7 @@ def test_the_command_line_sets_margins_and_refuses_bad_ones(tmp_path, capsys):
     ("biased", 0.8, 400, {"effect"}),
     ("unbiased", 0.0, 400, {"no_material_effect"}),
     ("too_few", 0.0, 40, {"inconclusive"}),
-    ("small_few", 0.2, 40, {"inconclusive"}),
+    ("small_40", 0.2, 40, {"inconclusive"}),
 ])
 def test_verdict_study_cases_point_the_right_way(case, bias, n, allowed, tmp_path):
     study = _study()
@@ -114,7 +114,7 @@ def test_verdict_study_cases_point_the_right_way(case, bias, n, allowed, tmp_pat
         assert "no_material_effect" not in kinds
     if case in ("unbiased", "too_few"):
         assert max(abs(t) for t in truths) < 1e-9 and "effect" not in kinds
-    if case == "small_few":
+    if case == "small_40":
         assert min(truths) > 0 and max(truths) < MARGINS["position_bias"]
 
 
