@@ -123,3 +123,26 @@ def test_the_wilson_interval_is_statsmodels_to_the_last_bit():
                 # statsmodels clips to [0, 1] since 0.14.1 (0.14.0 left 1e-17 outside)
                 want = tuple(float(np.clip(w, 0, 1)) for w in want)
                 assert _wilson(hits, n, ci) == want, (hits, n, ci)
+
+
+_SLOW_IMPORTS = r"""
+import json, sys
+from judgekit.auditing import audit
+from judgekit.data.formats import read_any
+pairs, judgments = read_any(sys.argv[1], "alpacaeval")
+audit(judgments, pairs)
+print(json.dumps(sorted(m for m in ("scipy.stats", "scipy.optimize", "statsmodels",
+                                    "scipy.sparse.csgraph", "altair") if m in sys.modules)))
+"""
+
+
+@pytest.mark.skipif(MIRROR is None or not MIRROR.is_dir(), reason="needs the data mirror")
+def test_an_audit_of_an_alpacaeval_file_imports_none_of_the_slow_modules():
+    """scipy.stats alone takes about 1 s to import here: the audit of an AlpacaEval file needs
+    none of these (each is imported where it is used)."""
+    (annotations,) = (MIRROR / "github" / "tatsu-lab" / "alpaca_eval").glob(
+        "*/results/vicuna-7b/weighted_alpaca_eval_gpt4_turbo/annotations.json*")
+    run = subprocess.run([sys.executable, "-c", _SLOW_IMPORTS, str(annotations)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == []
