@@ -37,6 +37,7 @@ from collections import Counter
 from pathlib import Path
 
 import judgekit as jk
+from judgekit.auditing.verdicts import MARGINS, bias_findings
 
 #: case -> (simulated position_bias parameter, pairs)
 CASES = {"unbiased": (0.0, 400), "biased": (0.8, 400), "too_few": (0.0, 40),
@@ -46,7 +47,7 @@ KINDS = ("effect", "no_material_effect", "inconclusive")
 TARGETS = {"unbiased": ("effect", "max", 0.05), "biased": ("no_material_effect", "max", 0.05),
            "too_few": ("inconclusive", "min", 0.90),
            "biased_40": ("no_material_effect", "max", 0.05), "small_40": ("wrong", "max", 0.05)}
-MARGIN = 0.10  # the audit's default margin of position bias (judgekit.auditing.MARGINS)
+MARGIN = MARGINS["position_bias"]  # the audit's default margin of position bias
 
 
 def wrong(kind: str, estimate: float, truth: float, margin: float = MARGIN) -> bool:
@@ -62,8 +63,6 @@ def wrong(kind: str, estimate: float, truth: float, margin: float = MARGIN) -> b
 def direct_kind(judgments, pairs, n_boot: int, seed: int) -> tuple[str, float]:
     """The audit's position-bias finding without the file (`jk.position_bias` read by the audit's
     own `bias_findings` with the default margins) and the estimate it reads."""
-    from judgekit.auditing.verdicts import MARGINS, bias_findings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pb = jk.position_bias(judgments, pairs, n_boot=n_boot, seed=seed)
@@ -121,7 +120,7 @@ def main() -> None:
     parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
     args = parser.parse_args()
     t0 = time.perf_counter()
-    print(f"{args.reps} runs per case, {args.boot} bootstrap draws, margin 0.10"
+    print(f"{args.reps} runs per case, {args.boot} bootstrap draws, margin {MARGIN:.2f}"
           f"{', direct' if args.direct else ', audited as files'}; rates with 95% Wilson "
           "intervals\n")
     print("| case | pairs | true position bias (mean) | evidence of bias | no material bias | "
